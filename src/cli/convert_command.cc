@@ -1,0 +1,119 @@
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/progress_bar.h"
+#include "convert/converter.h"
+
+namespace imgpipe::cli {
+namespace {
+
+struct ConvertFlags {
+  ConvertOptions options;
+  std::string split = "train=1";
+  std::string shard_size = "256MB";
+  std::string verify = "header";
+  std::string non_jpeg = "reencode";
+  bool json = false;
+};
+
+nlohmann::json SummaryJson(const ConvertSummary& s) {
+  nlohmann::json shards = nlohmann::json::array();
+  for (const ShardSummary& shard : s.shards) {
+    shards.push_back({{"file", shard.file_name}, {"split", shard.split},
+                      {"records", shard.records}, {"bytes", shard.bytes}});
+  }
+  double seconds = s.seconds > 0 ? s.seconds : 1e-9;
+  return {{"inputs", s.inputs},
+          {"written", s.written},
+          {"rejected", s.rejected},
+          {"complete", s.complete},
+          {"shards_total", s.shards_total},
+          {"shards_done", s.shards_done},
+          {"shards_this_run", s.shards_this_run},
+          {"shards_resumed", s.shards_resumed},
+          {"output_bytes", s.output_bytes},
+          {"seconds", s.seconds},
+          {"input_mb_per_s", s.input_bytes_this_run / seconds / 1e6},
+          {"shards", shards}};
+}
+
+void PrintSummary(const ConvertOptions& options, const ConvertSummary& s) {
+  std::printf("converted %s -> %s in %.1f s (%.1f MB/s read)\n", options.input.c_str(),
+              options.output.c_str(), s.seconds,
+              s.input_bytes_this_run / (s.seconds > 0 ? s.seconds : 1e-9) / 1e6);
+  std::printf("shards: %llu of %llu done (%llu this run, %llu kept from an earlier run)\n",
+              static_cast<unsigned long long>(s.shards_done),
+              static_cast<unsigned long long>(s.shards_total),
+              static_cast<unsigned long long>(s.shards_this_run),
+              static_cast<unsigned long long>(s.shards_resumed));
+  if (s.complete) {
+    std::printf("written %llu + rejected %llu = inputs %llu (see %s/rejects.csv)\n",
+                static_cast<unsigned long long>(s.written),
+                static_cast<unsigned long long>(s.rejected),
+                static_cast<unsigned long long>(s.inputs), options.output.c_str());
+  } else {
+    std::printf("incomplete: other workers' shards are missing; when they finish, any worker "
+                "run again with --resume writes dataset.json\n");
+  }
+}
+
+}  // namespace
+
+void AddConvertCommand(CLI::App& app) {
+  auto flags = std::make_shared<ConvertFlags>();
+  ConvertOptions& o = flags->options;
+  CLI::App* cmd = app.add_subcommand(
+      "convert", "Convert an image folder (one sub-folder per class) or a CSV/JSONL manifest "
+                 "into sharded TFRecord files of tf.train.Example records");
+  cmd->add_option("--input", o.input, "Image folder or .csv/.jsonl manifest (path,label)")
+      ->required();
+  cmd->add_option("--output", o.output, "Output folder")->required();
+  cmd->add_option("--split", flags->split, "Splits and fractions, e.g. train=0.9,validation=0.1")
+      ->capture_default_str();
+  cmd->add_option("--shard-size", flags->shard_size, "Target shard size (e.g. 256MB, 1GiB)")
+      ->capture_default_str();
+  cmd->add_option("--min-shards", o.plan.min_shards, "Minimum shards per split")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o.threads, "Worker threads (0: all available CPUs)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o.plan.seed, "Seed of the shuffle that orders files into shards")
+      ->capture_default_str();
+  cmd->add_option("--verify", flags->verify, "Validation per image: header or decode")
+      ->capture_default_str()->check(CLI::IsMember({"header", "decode"}));
+  cmd->add_option("--non-jpeg", flags->non_jpeg,
+                  "PNG, BMP, TIFF, ... inputs: reencode (store as JPEG) or reject")
+      ->capture_default_str()->check(CLI::IsMember({"reencode", "reject"}));
+  cmd->add_option("--jpeg-quality", o.image.jpeg_quality, "Quality of re-encoded JPEGs")
+      ->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--max-pixels", o.image.max_pixels,
+                  "Reject images with more pixels (decompression bombs)")
+      ->capture_default_str();
+  cmd->add_flag("--resume", o.resume, "Keep shards finished by an earlier run of the same plan");
+  cmd->add_option("--worker", o.worker, "This worker's index (for multi-machine conversion)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--num-workers", o.num_workers, "Number of workers sharing the conversion")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", flags->json, "Print the summary as JSON");
+
+  cmd->callback([flags] {
+    ConvertOptions options = flags->options;
+    options.plan.splits = ParseSplits(flags->split);
+    options.plan.shard_bytes = ParseByteSize(flags->shard_size);
+    options.image.verify = ParseVerifyMode(flags->verify);
+    options.image.non_jpeg = ParseNonJpegPolicy(flags->non_jpeg);
+    ProgressBar bar("img");
+    ConvertSummary summary = RunConvert(options, [&bar](const ConvertProgress& p) {
+      bar.Update(p.done, p.total, p.bytes_done);
+    });
+    bar.Finish();
+    if (flags->json) {
+      std::printf("%s\n", SummaryJson(summary).dump().c_str());
+    } else {
+      PrintSummary(options, summary);
+    }
+  });
+}
+
+}  // namespace imgpipe::cli

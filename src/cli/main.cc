@@ -1,0 +1,24 @@
+// The imgpipe binary: parses the command line and runs one subcommand.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"imgpipe: fast image input pipelines, TFRecord conversion and training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "imgpipe 0.1");
+  imgpipe::cli::AddSynthCommand(app);
+  imgpipe::cli::AddConvertCommand(app);
+  imgpipe::cli::AddInspectCommand(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "imgpipe: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

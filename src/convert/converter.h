@@ -1,0 +1,77 @@
+// `imgpipe convert`: an image folder or manifest -> sharded TFRecord files of
+// tf.train.Example records, with index files, labels, a summary and a reject list.
+//
+// Output folder layout:
+//   <split>-NNNNN-of-MMMMM.tfrecord      shards (ConvertPlan decides their contents)
+//   <split>-NNNNN-of-MMMMM.tfrecord.idx  index files (record/tfrecord_format.h)
+//   labels.txt                          class names, one per line, line i = label i
+//   dataset.json                        counts per split and class, shard list
+//   rejects.csv                         path,reason for every input not written
+//   .imgpipe/plan.json                  what the run was asked to do (checked on resume)
+//   .imgpipe/<shard>.json               a finished shard's counts and rejects
+// Every file is written under a temporary name and renamed into place, so a final
+// name never holds a partial file. A shard counts as done when its .json exists.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "convert/convert_plan.h"
+#include "convert/image_example.h"
+
+namespace imgpipe {
+
+struct ConvertOptions {
+  std::string input;   // folder (one sub-folder per class) or .csv/.jsonl manifest
+  std::string output;  // output folder (created)
+  PlanOptions plan;
+  ImageExampleOptions image;
+  int threads = 0;     // 0: all available CPUs
+  bool resume = false; // keep shards already done by an earlier run of the same plan
+  int worker = 0;      // this process converts the shards i with i % num_workers == worker
+  int num_workers = 1;
+};
+
+// Progress after each image: images done (written or rejected) and input bytes read,
+// out of this worker's totals.
+struct ConvertProgress {
+  uint64_t done = 0;
+  uint64_t total = 0;
+  uint64_t bytes_done = 0;
+  uint64_t bytes_total = 0;
+};
+using ConvertProgressCallback = std::function<void(const ConvertProgress&)>;
+
+struct ShardSummary {
+  std::string file_name;
+  std::string split;
+  uint64_t records = 0;
+  uint64_t bytes = 0;  // size of the .tfrecord file
+};
+
+struct ConvertSummary {
+  uint64_t inputs = 0;          // all inputs of the plan
+  uint64_t written = 0;         // records in finished shards
+  uint64_t rejected = 0;        // rejects in finished shards
+  uint64_t shards_total = 0;
+  uint64_t shards_done = 0;     // finished, by any worker or earlier run
+  uint64_t shards_this_run = 0; // converted by this call
+  uint64_t shards_resumed = 0;  // kept from an earlier run
+  uint64_t input_bytes_this_run = 0;
+  uint64_t output_bytes = 0;    // bytes of finished shards
+  bool complete = false;        // every shard done; dataset.json etc. written
+  double seconds = 0;
+  std::vector<ShardSummary> shards;  // finished shards
+};
+
+// Runs (this worker's part of) a conversion. When every shard of the plan is done,
+// writes labels.txt, dataset.json and rejects.csv and checks written + rejected =
+// inputs. Throws Error on bad options, on a plan mismatch with an existing output,
+// and on I/O failure (no partial file is left under a final name).
+ConvertSummary RunConvert(const ConvertOptions& options,
+                          const ConvertProgressCallback& progress = nullptr);
+
+}  // namespace imgpipe

@@ -1,0 +1,225 @@
+#include "convert/converter.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "record/example.h"
+#include "record/image_feature_keys.h"
+#include "record/index.h"
+#include "record/tfrecord_reader.h"
+#include "util/error.h"
+#include "util/file.h"
+
+namespace imgpipe {
+namespace {
+
+const std::string kTestData = IMGPIPE_TESTDATA_DIR;
+
+std::string FreshDir(const std::string& name) {
+  std::string dir = JoinPath(::testing::TempDir(),
+                             "converter_test_" + std::to_string(::getpid()) + "_" + name);
+  std::string command = "rm -rf '" + dir + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0);
+  MakeDirectories(dir);
+  return dir;
+}
+
+void Link(const std::string& target, const std::string& link) {
+  MakeDirectories(DirName(link));
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0) << link;
+}
+
+// A folder-per-class input: the real photos, the mixed formats, and the bad images,
+// linked (not copied) from the shared test data.
+std::string MakeMixedInput() {
+  std::string dir = FreshDir("input");
+  std::string photos = kTestData + "/images/photos-by-class";
+  for (const std::string& cls : ListDirectory(photos)) {
+    for (const std::string& f : ListDirectory(photos + "/" + cls)) {
+      Link(photos + "/" + cls + "/" + f, dir + "/photo_" + cls + "/" + f);
+    }
+  }
+  std::string mixed = kTestData + "/images/mixed-formats";
+  for (const std::string& sub : ListDirectory(mixed)) {
+    if (!IsDirectory(mixed + "/" + sub)) continue;
+    for (const std::string& f : ListDirectory(mixed + "/" + sub)) {
+      Link(mixed + "/" + sub + "/" + f, dir + "/mixed/" + sub + "_" + f);
+    }
+  }
+  Link(kTestData + "/bad-images", dir + "/bad/images");
+  return dir;
+}
+
+struct ShardContents {
+  std::vector<std::string> filenames;
+  std::map<int64_t, int> labels;
+};
+
+ShardContents ReadShard(const std::string& path) {
+  ShardContents out;
+  TfRecordReader reader(path);
+  std::string data;
+  std::vector<IndexEntry> seen;
+  while (reader.Next(&data)) {
+    Example e = ParseExample(data, path, reader.record_offset());
+    const Features& f = e.features();
+    out.filenames.emplace_back(*GetBytesFeature(f, image_keys::kFilename));
+    ++out.labels[*GetInt64Feature(f, image_keys::kLabel)];
+    EXPECT_EQ(*GetBytesFeature(f, image_keys::kFormat), "JPEG");
+    EXPECT_GT(*GetInt64Feature(f, image_keys::kHeight), 0);
+    EXPECT_GT(*GetInt64Feature(f, image_keys::kWidth), 0);
+    std::string_view jpeg = *GetBytesFeature(f, image_keys::kEncoded);
+    EXPECT_EQ(jpeg.substr(0, 2), std::string_view("\xff\xd8", 2));
+    seen.push_back({reader.record_offset(), data.size() + 16});
+  }
+  EXPECT_EQ(ReadIndexFile(IndexPathFor(path)), seen) << path;
+  return out;
+}
+
+TEST(RunConvert, EveryInputWrittenOrRejectedWithAReason) {
+  std::string input = MakeMixedInput();
+  std::string output = FreshDir("out");
+  ConvertOptions options;
+  options.input = input;
+  options.output = output;
+  options.plan.splits = ParseSplits("train=0.75,validation=0.25");
+  options.plan.shard_bytes = 4'000'000;
+  options.plan.min_shards = 2;
+  options.threads = 3;
+  options.image.verify = VerifyMode::kDecode;
+  ConvertSummary summary = RunConvert(options);
+
+  InputList inputs = ListInputs(input);
+  ASSERT_TRUE(summary.complete);
+  EXPECT_EQ(summary.inputs, inputs.images.size());
+  EXPECT_EQ(summary.written + summary.rejected, summary.inputs);
+  EXPECT_GE(summary.written, 47u + 15u);  // photos and the JPEGs of every subsampling
+
+  // Shards hold every written image once, with its class.
+  std::set<std::string> written;
+  for (const ShardSummary& s : summary.shards) {
+    ShardContents c = ReadShard(JoinPath(output, s.file_name));
+    EXPECT_EQ(c.filenames.size(), s.records);
+    EXPECT_EQ(FileSize(JoinPath(output, s.file_name)), s.bytes);
+    for (const std::string& f : c.filenames) EXPECT_TRUE(written.insert(f).second) << f;
+  }
+  EXPECT_EQ(written.size(), summary.written);
+
+  // rejects.csv lists the rest, each with a reason; the bad images are among them.
+  std::string rejects = ReadFile(JoinPath(output, "rejects.csv"));
+  EXPECT_EQ(rejects.rfind("path,reason\n", 0), 0u);
+  size_t lines = std::count(rejects.begin(), rejects.end(), '\n') - 1;
+  EXPECT_EQ(lines, summary.rejected);
+  for (const char* bad : {"monkey12.jpg", "cat-3449999_640_grayscale_16bit.jpg"}) {
+    EXPECT_NE(rejects.find(bad), std::string::npos) << bad;
+  }
+  EXPECT_EQ(rejects.find(",\n"), std::string::npos) << "a reject without a reason";
+  // Misnamed PNG/BMP/... files are re-encoded as JPEG, not rejected.
+  EXPECT_TRUE(written.count("bad/images/misnamed/jpeg/0/png.jpeg"));
+
+  auto dataset = nlohmann::json::parse(ReadFile(JoinPath(output, "dataset.json")));
+  EXPECT_EQ(dataset["written"].get<uint64_t>(), summary.written);
+  EXPECT_EQ(dataset["splits"]["train"]["shards"].get<int>(), 2);
+  EXPECT_EQ(dataset["shards"].size(), summary.shards.size());
+  std::string labels = ReadFile(JoinPath(output, "labels.txt"));
+  EXPECT_EQ(static_cast<size_t>(std::count(labels.begin(), labels.end(), '\n')),
+            inputs.class_names.size());
+}
+
+TEST(RunConvert, NonJpegRejectPolicy) {
+  std::string input = FreshDir("nonjpeg");
+  Link(kTestData + "/bad-images/misnamed/jpeg/0/png.jpeg", input + "/a/png.jpeg");
+  Link(kTestData + "/images/photos-by-class/" + ListDirectory(kTestData + "/images/photos-by-class")[0],
+       input + "/b");
+  ConvertOptions options;
+  options.input = input;
+  options.output = FreshDir("nonjpeg_out");
+  options.image.non_jpeg = NonJpegPolicy::kReject;
+  ConvertSummary summary = RunConvert(options);
+  EXPECT_EQ(summary.rejected, 1u);
+  EXPECT_NE(ReadFile(options.output + "/rejects.csv").find("not a JPEG (png)"), std::string::npos);
+}
+
+TEST(RunConvert, ManifestWithMissingFileAndDirectory) {
+  std::string dir = FreshDir("manifest");
+  std::string photos = kTestData + "/images/photos-by-class";
+  std::string cls = ListDirectory(photos)[0];
+  std::string photo = photos + "/" + cls + "/" + ListDirectory(photos + "/" + cls)[0];
+  std::string manifest = dir + "/list.csv";
+  WriteFileAtomic(manifest, "path,label\n" + photo + ",cat\nmissing.jpg,dog\n" + photos + ",dog\n");
+  ConvertOptions options;
+  options.input = manifest;
+  options.output = dir + "/out";
+  ConvertSummary summary = RunConvert(options);
+  EXPECT_EQ(summary.written, 1u);
+  EXPECT_EQ(summary.rejected, 2u);
+  std::string rejects = ReadFile(options.output + "/rejects.csv");
+  EXPECT_NE(rejects.find(dir + "/missing.jpg,open: No such file or directory"), std::string::npos)
+      << rejects;
+  EXPECT_NE(rejects.find("Is a directory"), std::string::npos) << rejects;
+}
+
+TEST(RunConvert, ResumeKeepsFinishedShardsAndRefusesAnotherPlan) {
+  std::string input = MakeMixedInput();
+  ConvertOptions options;
+  options.input = input;
+  options.output = FreshDir("resume");
+  options.plan.min_shards = 4;
+  ConvertSummary first = RunConvert(options);
+  ASSERT_TRUE(first.complete);
+  EXPECT_EQ(first.shards_this_run, 4u);
+
+  options.resume = true;
+  ConvertSummary again = RunConvert(options);
+  EXPECT_EQ(again.shards_this_run, 0u);
+  EXPECT_EQ(again.shards_resumed, 4u);
+  EXPECT_EQ(again.written, first.written);
+
+  // A shard whose part file is gone is redone, identically.
+  std::string shard = JoinPath(options.output, first.shards[1].file_name);
+  std::string before = ReadFile(shard);
+  RemoveFile(options.output + "/.imgpipe/" + first.shards[1].file_name + ".json");
+  ConvertSummary redo = RunConvert(options);
+  EXPECT_EQ(redo.shards_this_run, 1u);
+  EXPECT_EQ(ReadFile(shard), before);
+
+  options.plan.seed = 99;
+  EXPECT_THROW(RunConvert(options), Error);
+}
+
+TEST(RunConvert, WorkersSplitTheShards) {
+  std::string input = MakeMixedInput();
+  ConvertOptions options;
+  options.input = input;
+  options.plan.min_shards = 5;
+  std::string single_dir = FreshDir("single");
+  options.output = single_dir;
+  ConvertSummary single = RunConvert(options);
+
+  options.output = FreshDir("workers");
+  options.num_workers = 2;
+  options.worker = 1;
+  ConvertSummary part = RunConvert(options);
+  EXPECT_FALSE(part.complete);
+  EXPECT_EQ(part.shards_this_run, 2u);  // shards 1 and 3 of 5
+  EXPECT_FALSE(PathExists(options.output + "/dataset.json"));
+  options.worker = 0;
+  ConvertSummary rest = RunConvert(options);
+  EXPECT_TRUE(rest.complete);
+  EXPECT_EQ(rest.shards_this_run, 3u);
+  for (const char* name : {"dataset.json", "rejects.csv", "labels.txt"}) {
+    EXPECT_EQ(ReadFile(JoinPath(options.output, name)), ReadFile(JoinPath(single_dir, name)));
+  }
+  for (const ShardSummary& s : single.shards) {
+    EXPECT_EQ(ReadFile(JoinPath(options.output, s.file_name)),
+              ReadFile(JoinPath(single_dir, s.file_name)))
+        << s.file_name;
+  }
+}
+
+}  // namespace
+}  // namespace imgpipe

@@ -1,0 +1,349 @@
+#include "image/codec.h"
+
+#include <turbojpeg.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include "image/image_header.h"
+#include "image/jpeg_markers.h"
+#include "image/orientation.h"
+#include "util/error.h"
+
+namespace imgpipe {
+namespace {
+
+// TurboJPEG handles are not thread-safe: each thread lazily makes its own, one for
+// decompression and one for compression, destroyed when the thread exits.
+class TurboJpegHandle {
+ public:
+  explicit TurboJpegHandle(bool compress) : compress_(compress) {}
+  ~TurboJpegHandle() { Reset(); }
+  TurboJpegHandle(const TurboJpegHandle&) = delete;
+  TurboJpegHandle& operator=(const TurboJpegHandle&) = delete;
+
+  tjhandle get() {
+    if (handle_ == nullptr) {
+      handle_ = compress_ ? tjInitCompress() : tjInitDecompress();
+      if (handle_ == nullptr) {
+        throw Error(std::string("cannot create a TurboJPEG handle: ") + tjGetErrorStr2(nullptr));
+      }
+    }
+    return handle_;
+  }
+
+  // After a failed call: TurboJPEG 2.1 leaves the libjpeg state mid-header when
+  // tjDecompressHeader3 fails, and the next image would then fail with "two SOI
+  // markers", so a handle that failed is replaced.
+  void Reset() {
+    if (handle_ != nullptr) tjDestroy(handle_);
+    handle_ = nullptr;
+  }
+
+ private:
+  const bool compress_;
+  tjhandle handle_ = nullptr;
+};
+
+thread_local TurboJpegHandle t_decompressor(false);
+thread_local TurboJpegHandle t_compressor(true);
+
+// The message of the last failure on `handle`, without TurboJPEG's "function(): " prefix.
+std::string TurboJpegMessage(tjhandle handle) {
+  std::string message = tjGetErrorStr2(handle);
+  size_t prefix = message.find("(): ");
+  if (message.compare(0, 2, "tj") == 0 && prefix != std::string::npos) {
+    message.erase(0, prefix + 4);
+  }
+  return message;
+}
+
+// A reason a person can act on, from a libjpeg/TurboJPEG message.
+std::string JpegReason(const std::string& message) {
+  auto starts_with = [&](const char* prefix) { return message.rfind(prefix, 0) == 0; };
+  unsigned sof = 0;
+  if (std::sscanf(message.c_str(), "Unsupported JPEG process: SOF type 0x%x", &sof) == 1) {
+    const char* process = "unknown process";
+    switch (sof) {
+      case 0xC3: process = "lossless"; break;
+      case 0xC5: case 0xC6: case 0xC7: process = "hierarchical"; break;
+      case 0xCB: process = "lossless arithmetic-coded"; break;
+      case 0xCD: case 0xCE: case 0xCF: process = "hierarchical arithmetic-coded"; break;
+    }
+    return std::string("unsupported JPEG: ") + process + " (SOF" + std::to_string(sof - 0xC0) +
+           ")";
+  }
+  int bits = 0;
+  if (std::sscanf(message.c_str(), "Unsupported JPEG data precision %d", &bits) == 1) {
+    return "unsupported JPEG: " + std::to_string(bits) + "-bit samples";
+  }
+  if (starts_with("Premature end of JPEG file")) return "truncated JPEG data (premature end of file)";
+  if (starts_with("Corrupt JPEG data")) return "corrupt JPEG data (" + message + ")";
+  if (starts_with("Progressive JPEG image has more than")) {
+    return "unsupported JPEG: " + message + " (decompression-bomb guard)";
+  }
+  return "invalid JPEG: " + message;
+}
+
+std::string HexSignature(std::string_view bytes) {
+  std::string out;
+  for (size_t i = 0; i < bytes.size() && i < 4; ++i) {
+    char hex[4];
+    std::snprintf(hex, sizeof hex, "%s%02X", i ? " " : "", static_cast<uint8_t>(bytes[i]));
+    out += hex;
+  }
+  return out;
+}
+
+ImageInfo ReadJpegInfo(std::string_view bytes, const std::string& path) {
+  tjhandle handle = t_decompressor.get();
+  int width = 0, height = 0, subsampling = -1, colorspace = -1;
+  if (tjDecompressHeader3(handle, reinterpret_cast<const unsigned char*>(bytes.data()),
+                          bytes.size(), &width, &height, &subsampling, &colorspace) != 0) {
+    std::string message = TurboJpegMessage(handle);
+    t_decompressor.Reset();
+    // TurboJPEG 2.1 has no name for some valid samplings (4:1:0, 2x4...) and fails
+    // after reading the whole header; libjpeg decodes them.
+    bool unnamed_sampling = message.find("Could not determine subsampling") != std::string::npos;
+    if (!unnamed_sampling || width <= 0 || height <= 0 || colorspace < 0) {
+      throw DataError(path, std::nullopt, JpegReason(message));
+    }
+  }
+  // A stream with tables but no frame before EOI (or the end of the bytes) "succeeds"
+  // without setting the outputs.
+  if (width <= 0 || height <= 0) {
+    throw DataError(path, std::nullopt, "truncated JPEG header (no frame before the end of data)");
+  }
+  ImageInfo info;
+  info.format = ImageFormat::kJpeg;
+  info.width = width;
+  info.height = height;
+  if (colorspace == TJCS_GRAY) {
+    info.channels = 1;
+    info.colorspace = "Grayscale";
+  } else if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) {
+    info.channels = 4;
+    info.colorspace = "CMYK";
+  } else {
+    info.channels = 3;
+    info.colorspace = "RGB";
+  }
+  info.orientation = ScanJpegMarkers(bytes).orientation;
+  return info;
+}
+
+uint8_t Luma(uint32_t r, uint32_t g, uint32_t b) {
+  return static_cast<uint8_t>((299 * r + 587 * g + 114 * b + 500) / 1000);
+}
+
+// CMYK to RGB as libjpeg's users (Pillow, OpenCV) do it: R = (1 - C)(1 - K), and so on.
+// Files with an Adobe marker (Photoshop's and TurboJPEG's) store the samples inverted,
+// i.e. 255 - ink, so R = C'K' / 255.
+void CmykToRgbOrGray(const std::vector<uint8_t>& cmyk, bool inverted, Image& out) {
+  const size_t n = static_cast<size_t>(out.width) * out.height;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t s[4];
+    for (int k = 0; k < 4; ++k) s[k] = inverted ? cmyk[4 * i + k] : 255 - cmyk[4 * i + k];
+    uint32_t r = (s[0] * s[3] + 127) / 255, g = (s[1] * s[3] + 127) / 255,
+             b = (s[2] * s[3] + 127) / 255;
+    if (out.channels == 1) {
+      out.pixels[i] = Luma(r, g, b);
+    } else {
+      out.pixels[3 * i] = static_cast<uint8_t>(r);
+      out.pixels[3 * i + 1] = static_cast<uint8_t>(g);
+      out.pixels[3 * i + 2] = static_cast<uint8_t>(b);
+    }
+  }
+}
+
+Image DecodeJpeg(std::string_view bytes, const std::string& path, const ImageInfo& info,
+                 int channels) {
+  Image image;
+  image.width = info.width;
+  image.height = info.height;
+  image.channels = channels;
+  const bool cmyk = info.channels == 4;
+  std::vector<uint8_t> cmyk_pixels;
+  unsigned char* target;
+  int pixel_format;
+  if (cmyk) {  // TurboJPEG converts CMYK to nothing else
+    cmyk_pixels.resize(static_cast<size_t>(info.width) * info.height * 4);
+    target = cmyk_pixels.data();
+    pixel_format = TJPF_CMYK;
+  } else {
+    image.pixels.resize(static_cast<size_t>(info.width) * info.height * channels);
+    target = image.pixels.data();
+    pixel_format = channels == 1 ? TJPF_GRAY : TJPF_RGB;
+  }
+  // Warnings (premature end of data, corrupt entropy data) are errors: libjpeg would
+  // otherwise fill the rest of the image with grey and report success.
+  tjhandle handle = t_decompressor.get();
+  if (tjDecompress2(handle, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
+                    target, info.width, 0, info.height, pixel_format,
+                    TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
+    std::string message = TurboJpegMessage(handle);
+    t_decompressor.Reset();
+    throw DataError(path, std::nullopt, JpegReason(message));
+  }
+  if (cmyk) {
+    image.pixels.resize(static_cast<size_t>(info.width) * info.height * channels);
+    CmykToRgbOrGray(cmyk_pixels, ScanJpegMarkers(bytes).adobe, image);
+  }
+  return ApplyExifOrientation(std::move(image), info.orientation);
+}
+
+// Copies an 8-bit OpenCV image (BGR or gray) into RGB or gray pixels.
+Image FromMat(const cv::Mat& mat) {
+  Image image;
+  image.width = mat.cols;
+  image.height = mat.rows;
+  image.channels = mat.channels();
+  image.pixels.resize(image.row_bytes() * image.height);
+  for (int y = 0; y < image.height; ++y) {
+    const uint8_t* src = mat.ptr<uint8_t>(y);
+    uint8_t* dst = image.row(y);
+    if (image.channels == 3) {
+      for (int x = 0; x < image.width; ++x, src += 3, dst += 3) {
+        dst[0] = src[2];
+        dst[1] = src[1];
+        dst[2] = src[0];
+      }
+    } else {
+      std::memcpy(dst, src, image.row_bytes());
+    }
+  }
+  return image;
+}
+
+Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const ImageInfo& info,
+                       int channels) {
+  const std::string name = ImageFormatName(info.format);
+  if (bytes.size() > INT_MAX) throw DataError(path, std::nullopt, name + " file over 2 GiB");
+  // Pixels as stored, without OpenCV's EXIF rotation, so the size matches the header.
+  int flags = (channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR) |
+              cv::IMREAD_IGNORE_ORIENTATION;
+  cv::Mat mat;
+  try {
+    cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1,
+                   const_cast<char*>(bytes.data()));
+    mat = cv::imdecode(buffer, flags);
+    if (!mat.empty() && mat.depth() != CV_8U) {  // IMREAD_COLOR gives 8 bits; be sure
+      cv::Mat narrow;
+      double scale = mat.depth() == CV_16U ? 1.0 / 257 : mat.depth() >= CV_32F ? 255.0 : 1.0;
+      mat.convertTo(narrow, CV_8U, scale);
+      mat = narrow;
+    }
+  } catch (const cv::Exception& e) {
+    throw DataError(path, std::nullopt, "cannot decode " + name + ": " + e.err);
+  }
+  if (mat.empty()) {
+    throw DataError(path, std::nullopt, "corrupt or truncated " + name + " data");
+  }
+  if (mat.cols != info.width || mat.rows != info.height || mat.channels() != channels) {
+    throw DataError(path, std::nullopt,
+                    name + " decoded to " + std::to_string(mat.cols) + "x" +
+                        std::to_string(mat.rows) + "x" + std::to_string(mat.channels()) +
+                        ", but its header says " + std::to_string(info.width) + "x" +
+                        std::to_string(info.height));
+  }
+  return FromMat(mat);
+}
+
+// Whether this OpenCV build decodes GIF (4.6 has no GIF reader; 4.11 has one).
+bool OpenCvDecodesGif() {
+  static const bool decodes = [] {
+    // A 1x1 GIF89a.
+    static const unsigned char kGif[] = {
+        'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0, 0xFF, 0xFF, 0xFF, 0, 0, 0,
+        0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0, 0x3B};
+    try {
+      cv::Mat buffer(1, sizeof kGif, CV_8UC1, const_cast<unsigned char*>(kGif));
+      return !cv::imdecode(buffer, cv::IMREAD_COLOR).empty();
+    } catch (const cv::Exception&) {
+      return false;
+    }
+  }();
+  return decodes;
+}
+
+}  // namespace
+
+ImageInfo ReadImageInfo(std::string_view bytes, const std::string& path, uint64_t max_pixels) {
+  // 1. Tell the format by its signature.
+  if (bytes.empty()) throw DataError(path, std::nullopt, "empty file");
+  ImageFormat format = DetectImageFormat(bytes);
+  if (format == ImageFormat::kUnknown) {
+    throw DataError(path, std::nullopt,
+                    "not an image (unknown signature " + HexSignature(bytes) + ")");
+  }
+  if (format == ImageFormat::kGif && !OpenCvDecodesGif()) {
+    throw DataError(path, std::nullopt, "unsupported image format: gif (no GIF decoder)");
+  }
+  // 2. Parse its header.
+  ImageInfo info =
+      format == ImageFormat::kJpeg ? ReadJpegInfo(bytes, path) : ParseImageHeader(format, bytes, path);
+  // 3. Refuse what would take too much memory to decode.
+  uint64_t pixels = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
+  if (pixels > max_pixels) {
+    throw DataError(path, std::nullopt,
+                    "image too large: " + std::to_string(info.width) + "x" +
+                        std::to_string(info.height) + " pixels exceeds the limit of " +
+                        std::to_string(max_pixels));
+  }
+  return info;
+}
+
+Image DecodeImage(std::string_view bytes, const std::string& path, const DecodeOptions& options) {
+  if (options.channels != 1 && options.channels != 3) {
+    throw Error("DecodeImage: channels must be 1 or 3, not " + std::to_string(options.channels));
+  }
+  ImageInfo info = ReadImageInfo(bytes, path, options.max_pixels);
+  try {
+    if (info.format == ImageFormat::kJpeg) return DecodeJpeg(bytes, path, info, options.channels);
+    return DecodeWithOpenCv(bytes, path, info, options.channels);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw DataError(path, std::nullopt,
+                    "out of memory decoding " + std::to_string(info.width) + "x" +
+                        std::to_string(info.height) + " pixels");
+  } catch (const std::exception& e) {
+    throw DataError(path, std::nullopt, std::string("cannot decode: ") + e.what());
+  }
+}
+
+std::string EncodeJpeg(const Image& image, int quality) {
+  if (image.channels != 1 && image.channels != 3) {
+    throw Error("EncodeJpeg: channels must be 1 or 3, not " + std::to_string(image.channels));
+  }
+  if (image.width < 1 || image.height < 1 ||
+      image.pixels.size() != image.row_bytes() * static_cast<size_t>(image.height)) {
+    throw Error("EncodeJpeg: " + std::to_string(image.width) + "x" +
+                std::to_string(image.height) + "x" + std::to_string(image.channels) +
+                " image with " + std::to_string(image.pixels.size()) + " bytes of pixels");
+  }
+  if (quality < 1 || quality > 100) {
+    throw Error("EncodeJpeg: quality must be 1..100, not " + std::to_string(quality));
+  }
+  tjhandle handle = t_compressor.get();
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;
+  const bool gray = image.channels == 1;
+  if (tjCompress2(handle, image.pixels.data(), image.width, 0, image.height,
+                  gray ? TJPF_GRAY : TJPF_RGB, &jpeg, &size, gray ? TJSAMP_GRAY : TJSAMP_420,
+                  quality, 0) != 0) {
+    std::string message = TurboJpegMessage(handle);
+    tjFree(jpeg);
+    t_compressor.Reset();
+    throw Error("JPEG encoding failed: " + message);
+  }
+  std::string out(reinterpret_cast<const char*>(jpeg), size);
+  tjFree(jpeg);
+  return out;
+}
+
+}  // namespace imgpipe

@@ -1,0 +1,41 @@
+// Image header parsing, decoding and JPEG encoding. JPEG goes through libjpeg-turbo
+// (TurboJPEG); the other formats through the libraries Debian's OpenCV uses (libpng,
+// libtiff, libwebp, OpenJPEG, its own BMP/PNM/GIF readers).
+//
+// Every error is a DataError naming `path` (a label only; nothing is read from it),
+// with a reason a person can act on, e.g. "unsupported JPEG: lossless (SOF3)",
+// "unsupported JPEG: 12-bit samples", "truncated JPEG data", "not an image (unknown
+// signature)", "image too large: 30000x30000 pixels exceeds the limit of 268435456".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "image/image.h"
+
+namespace imgpipe {
+
+// Upper bound on width*height accepted by default (decompression-bomb guard).
+inline constexpr uint64_t kDefaultMaxPixels = uint64_t{1} << 28;
+
+// Reads the header and checks that imgpipe can decode the image (format known,
+// JPEG process supported, dimensions positive and within max_pixels). Cheap: JPEG
+// parses markers up to the first scan; no pixels are decoded.
+ImageInfo ReadImageInfo(std::string_view bytes, const std::string& path,
+                        uint64_t max_pixels = kDefaultMaxPixels);
+
+struct DecodeOptions {
+  int channels = 3;  // 3: RGB output (gray and CMYK converted), 1: grayscale
+  uint64_t max_pixels = kDefaultMaxPixels;
+};
+
+// Decodes the whole image; corrupt or truncated data (including libjpeg warnings
+// such as premature end of data) throws DataError.
+Image DecodeImage(std::string_view bytes, const std::string& path,
+                  const DecodeOptions& options = {});
+
+// Encodes 1- or 3-channel pixels as baseline JPEG (4:2:0 for RGB) at `quality` 1..100.
+std::string EncodeJpeg(const Image& image, int quality = 95);
+
+}  // namespace imgpipe

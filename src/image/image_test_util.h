@@ -1,0 +1,56 @@
+// Helpers shared by the image tests: test-data paths and synthetic pixels.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "image/image.h"
+#include "util/file.h"
+
+namespace imgpipe {
+
+// A path under ${IMGPIPE_TESTDATA_DIR} (../shared/testdata).
+inline std::string TestDataPath(const std::string& relative) {
+  return JoinPath(IMGPIPE_TESTDATA_DIR, relative);
+}
+
+// Paths of the image files in a test-data folder (not its image_list.txt), sorted.
+inline std::vector<std::string> ImageFilesIn(const std::string& relative_dir) {
+  std::vector<std::string> paths;
+  for (const std::string& name : ListDirectory(TestDataPath(relative_dir))) {
+    if (name != "image_list.txt") paths.push_back(TestDataPath(JoinPath(relative_dir, name)));
+  }
+  return paths;
+}
+
+// A smooth test picture: each channel a different gradient, so JPEG keeps it well and
+// any swap of channels, rows or columns shows.
+inline Image GradientImage(int width, int height, int channels) {
+  Image image;
+  image.width = width;
+  image.height = height;
+  image.channels = channels;
+  image.pixels.resize(static_cast<size_t>(width) * height * channels);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      uint8_t* p = image.row(y) + static_cast<size_t>(x) * channels;
+      int values[3] = {255 * x / std::max(1, width - 1), 255 * y / std::max(1, height - 1),
+                       255 * (x + y) / std::max(1, width + height - 2)};
+      for (int c = 0; c < channels; ++c) p[c] = static_cast<uint8_t>(values[c % 3]);
+    }
+  }
+  return image;
+}
+
+// Mean absolute difference of two images of equal size.
+inline double MeanAbsDiff(const Image& a, const Image& b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.pixels.size(); ++i) sum += std::abs(a.pixels[i] - b.pixels[i]);
+  return a.pixels.empty() ? 0 : sum / a.pixels.size();
+}
+
+}  // namespace imgpipe

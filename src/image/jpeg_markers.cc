@@ -1,0 +1,74 @@
+#include "image/jpeg_markers.h"
+
+#include "image/byte_order.h"
+
+namespace imgpipe {
+namespace {
+
+constexpr int kMarkerSos = 0xDA;
+constexpr int kMarkerEoi = 0xD9;
+constexpr int kMarkerApp1 = 0xE1;
+constexpr int kMarkerApp14 = 0xEE;
+constexpr int kTagOrientation = 0x0112;
+constexpr int kTypeShort = 3;
+
+// Markers with no length field: TEM, RST0..7 and SOI.
+bool IsStandalone(int marker) { return marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8); }
+
+}  // namespace
+
+int ParseExifOrientation(std::string_view tiff) {
+  if (!HasBytes(tiff, 0, 8)) return 1;
+  bool big_endian;
+  if (tiff.substr(0, 2) == "MM") {
+    big_endian = true;
+  } else if (tiff.substr(0, 2) == "II") {
+    big_endian = false;
+  } else {
+    return 1;
+  }
+  if (LoadU16(tiff, 2, big_endian) != 42) return 1;
+  uint64_t ifd = LoadU32(tiff, 4, big_endian);
+  if (!HasBytes(tiff, ifd, 2)) return 1;
+  uint32_t entries = LoadU16(tiff, ifd, big_endian);
+  for (uint32_t i = 0; i < entries; ++i) {
+    uint64_t entry = ifd + 2 + uint64_t{12} * i;
+    if (!HasBytes(tiff, entry, 12)) return 1;
+    if (LoadU16(tiff, entry, big_endian) != kTagOrientation) continue;
+    if (LoadU16(tiff, entry + 2, big_endian) != kTypeShort) return 1;
+    int value = static_cast<int>(LoadU16(tiff, entry + 8, big_endian));
+    return value >= 1 && value <= 8 ? value : 1;
+  }
+  return 1;
+}
+
+JpegMarkers ScanJpegMarkers(std::string_view bytes) {
+  JpegMarkers result;
+  bool have_exif = false;
+  size_t pos = 2;  // after SOI
+  while (pos < bytes.size()) {
+    // 1. A marker: one or more 0xFF fill bytes, then the code.
+    if (LoadU8(bytes, pos) != 0xFF) break;
+    while (pos < bytes.size() && LoadU8(bytes, pos) == 0xFF) ++pos;
+    if (pos >= bytes.size()) break;
+    int marker = static_cast<int>(LoadU8(bytes, pos++));
+    if (IsStandalone(marker)) continue;
+    if (marker == kMarkerSos || marker == kMarkerEoi) break;
+    // 2. A segment: big-endian length (counting itself), then the payload.
+    if (!HasBytes(bytes, pos, 2)) break;
+    size_t length = LoadU16(bytes, pos, true);
+    if (length < 2 || !HasBytes(bytes, pos, length)) break;
+    std::string_view payload = bytes.substr(pos + 2, length - 2);
+    using namespace std::string_view_literals;
+    if (marker == kMarkerApp1 && !have_exif && payload.substr(0, 6) == "Exif\0\0"sv) {
+      have_exif = true;
+      result.orientation = ParseExifOrientation(payload.substr(6));
+    } else if (marker == kMarkerApp14 && payload.substr(0, 5) == "Adobe") {
+      result.adobe = true;
+    }
+    pos += length;
+  }
+  return result;
+}
+
+}  // namespace imgpipe

@@ -1,0 +1,304 @@
+#include "record/tfrecord_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "record/tfrecord_format.h"
+#include "util/error.h"
+#include "util/logging.h"
+
+namespace imgpipe {
+namespace {
+
+using tfrecord::kFooterSize;
+using tfrecord::kHeaderSize;
+using tfrecord::kMaxRecordLength;
+
+// Read buffer; records up to this size (with framing) are returned straight from it.
+constexpr size_t kBufferSize = 1 << 20;
+// Corrupt stretches logged per file under kSkip; the rest are only counted.
+constexpr uint64_t kMaxLoggedErrors = 5;
+
+std::string TruncatedReason(uint64_t expected, uint64_t available) {
+  return "truncated record (expected " + std::to_string(expected) + " bytes, file ends after " +
+         std::to_string(available) + ")";
+}
+
+std::string LengthLimitReason(uint64_t length) {
+  return "record length " + std::to_string(length) + " exceeds limit " +
+         std::to_string(kMaxRecordLength);
+}
+
+}  // namespace
+
+class TfRecordReader::Impl {
+ public:
+  Impl(const std::string& path, Compression compression, const TfRecordReaderOptions& options,
+       TfRecordReaderStats* stats)
+      : file_(OpenDecompressedFile(path, compression)),
+        options_(options),
+        stats_(stats),
+        buffer_(new char[kBufferSize]) {}
+
+  // Reads the next good record into *record and its offset into *offset.
+  bool Next(std::string* record, uint64_t* offset) {
+    while (true) {
+      // 1. The header.
+      *offset = buffer_offset_ + pos_;
+      size_t have = Ensure(kHeaderSize);
+      if (have == 0) {
+        if (stream_error_) Corrupt(*offset, TakeStreamError(), 0, false);
+        return false;
+      }
+      if (have < kHeaderSize) return TruncatedTail(*offset, kHeaderSize, have);
+      std::optional<uint64_t> length = tfrecord::DecodeHeader(buffer_.get() + pos_);
+      if (!length || *length > kMaxRecordLength) {
+        std::string reason = length ? LengthLimitReason(*length) : "length CRC mismatch";
+        if (options_.policy == ErrorPolicy::kFail) throw DataError(file_->path(), *offset, reason);
+        Corrupt(*offset, reason, Resynchronise(*offset), !length);
+        continue;
+      }
+      // 2. The data and footer, from the buffer or (large records) straight from the file.
+      uint64_t total = kHeaderSize + *length + kFooterSize;
+      const char* footer;
+      if (total <= kBufferSize) {
+        have = Ensure(total);
+        if (have < total) return TruncatedTail(*offset, total, have);
+        const char* data = buffer_.get() + pos_ + kHeaderSize;
+        footer = data + *length;
+        pos_ += total;
+        if (!CheckDataCrc(data, *length, footer, *offset, total)) continue;
+        record->assign(data, *length);
+      } else {
+        if (!ReadLargeRecord(*length, record, *offset)) return false;
+        footer = buffer_.get() + pos_;
+        pos_ += kFooterSize;
+        if (!CheckDataCrc(record->data(), *length, footer, *offset, total)) continue;
+      }
+      ++stats_->records;
+      stats_->data_bytes += *length;
+      return true;
+    }
+  }
+
+ private:
+  // Makes at least `want` (<= kBufferSize) bytes available at pos_ unless the file
+  // ends first; returns the bytes available.
+  size_t Ensure(size_t want) {
+    size_t have = end_ - pos_;
+    if (have >= want || eof_) return have;
+    // 1. Move the unread bytes to the front.
+    if (pos_ > 0) {
+      std::memmove(buffer_.get(), buffer_.get() + pos_, have);
+      buffer_offset_ += pos_;
+      pos_ = 0;
+      end_ = have;
+    }
+    // 2. Fill the rest.
+    while (end_ - pos_ < want && !eof_) end_ += ReadSource(buffer_.get() + end_, kBufferSize - end_);
+    return end_ - pos_;
+  }
+
+  // Reads until `n` bytes or the end of the file; returns the bytes read.
+  size_t ReadFully(char* out, size_t n) {
+    size_t done = 0;
+    while (done < n && !eof_) done += ReadSource(out + done, n - done);
+    return done;
+  }
+
+  // file_->Read; sets eof_ when it returns nothing. The end is only believed when Read
+  // returns 0, because a decompressing file hands out the bytes before a corrupt stretch
+  // and throws on the next call. Under kSkip that error ends the file and is reported
+  // with the record it cuts short.
+  size_t ReadSource(char* out, size_t n) {
+    try {
+      size_t got = file_->Read(out, n);
+      if (got == 0) eof_ = true;
+      return got;
+    } catch (const DataError& e) {
+      if (options_.policy == ErrorPolicy::kFail) throw;
+      stream_error_ = e.reason();
+      eof_ = true;
+      return 0;
+    }
+  }
+
+  std::string TakeStreamError() {
+    std::string error = std::move(*stream_error_);
+    stream_error_.reset();
+    return error;
+  }
+
+  // Reads a record larger than the buffer into *record, then its footer into the
+  // buffer at pos_. Returns false (under kSkip) when the file ends first.
+  bool ReadLargeRecord(uint64_t length, std::string* record, uint64_t offset) {
+    uint64_t total = kHeaderSize + length + kFooterSize;
+    // 1. The part already in the buffer.
+    record->resize(length);
+    size_t buffered = std::min<size_t>(end_ - pos_ - kHeaderSize, length);
+    std::memcpy(record->data(), buffer_.get() + pos_ + kHeaderSize, buffered);
+    pos_ += kHeaderSize + buffered;
+    // 2. The rest, straight from the file (the buffer is empty then); the buffer
+    // restarts after it.
+    size_t rest = length - buffered;
+    if (rest > 0) {
+      size_t got = ReadFully(record->data() + buffered, rest);
+      buffer_offset_ += end_ + got;
+      pos_ = end_ = 0;
+      if (got < rest) {
+        return TruncatedTail(offset, total, kHeaderSize + buffered + got);
+      }
+    }
+    // 3. The footer.
+    size_t have = Ensure(kFooterSize);
+    if (have < kFooterSize) return TruncatedTail(offset, total, kHeaderSize + length + have);
+    return true;
+  }
+
+  // Under kFail throws on a data CRC mismatch; under kSkip counts it and returns false.
+  bool CheckDataCrc(const char* data, uint64_t length, const char* footer, uint64_t offset,
+                    uint64_t total) {
+    if (!options_.verify_data_crc || tfrecord::FooterMatches(data, length, footer)) return true;
+    if (options_.policy == ErrorPolicy::kFail) {
+      throw DataError(file_->path(), offset, "data CRC mismatch");
+    }
+    Corrupt(offset, "data CRC mismatch", total, true);
+    return false;
+  }
+
+  // The file ends inside the record at `offset`: throws under kFail; under kSkip counts
+  // the partial record, passes over its `available` bytes and returns false (the end).
+  bool TruncatedTail(uint64_t offset, uint64_t expected, uint64_t available) {
+    std::string reason = TruncatedReason(expected, available);
+    if (stream_error_) reason += " (" + TakeStreamError() + ")";
+    if (options_.policy == ErrorPolicy::kFail) throw DataError(file_->path(), offset, reason);
+    pos_ = end_;
+    Corrupt(offset, reason, available, false);
+    return false;
+  }
+
+  // Scans forward from the byte after `bad_offset` for the next header with a valid
+  // length CRC and a length within the limit; leaves pos_ there (or at the end) and
+  // returns the bytes passed over.
+  uint64_t Resynchronise(uint64_t bad_offset) {
+    ++pos_;
+    while (true) {
+      size_t have = Ensure(kHeaderSize);
+      if (have < kHeaderSize) {
+        pos_ = end_;
+        break;
+      }
+      size_t last = end_ - kHeaderSize;
+      for (; pos_ <= last; ++pos_) {
+        std::optional<uint64_t> length = tfrecord::DecodeHeader(buffer_.get() + pos_);
+        if (length && *length <= kMaxRecordLength) {
+          return buffer_offset_ + pos_ - bad_offset;
+        }
+      }
+    }
+    return buffer_offset_ + pos_ - bad_offset;
+  }
+
+  // Counts and records one corrupt stretch; logs the first few.
+  void Corrupt(uint64_t offset, std::string reason, uint64_t skipped_bytes, bool crc_error) {
+    ++stats_->corrupt;
+    if (crc_error) ++stats_->crc_errors;
+    stats_->skipped_bytes += skipped_bytes;
+    if (stats_->corrupt <= kMaxLoggedErrors) {
+      LogWarning(file_->path() + ": offset " + std::to_string(offset) + ": " + reason +
+                 "; skipped " + std::to_string(skipped_bytes) + " bytes");
+      if (stats_->corrupt == kMaxLoggedErrors) {
+        LogWarning(file_->path() + ": further corrupt records are counted, not logged");
+      }
+    }
+    stats_->errors.push_back({offset, std::move(reason)});
+  }
+
+  std::unique_ptr<SequentialFile> file_;
+  TfRecordReaderOptions options_;
+  TfRecordReaderStats* stats_;
+  std::unique_ptr<char[]> buffer_;
+  size_t pos_ = 0;               // next unread byte in buffer_
+  size_t end_ = 0;               // end of the valid bytes in buffer_
+  uint64_t buffer_offset_ = 0;   // uncompressed file offset of buffer_[0]
+  bool eof_ = false;             // the source has no more bytes
+  std::optional<std::string> stream_error_;  // a corrupt compressed stream, not yet reported
+};
+
+TfRecordReader::TfRecordReader(std::string path, TfRecordReaderOptions options)
+    : path_(std::move(path)),
+      compression_(options.compression ? *options.compression : DetectCompression(path_)),
+      impl_(std::make_unique<Impl>(path_, compression_, options, &stats_)) {}
+
+TfRecordReader::~TfRecordReader() = default;
+
+bool TfRecordReader::Next(std::string* record) {
+  uint64_t offset = 0;
+  if (!impl_->Next(record, &offset)) return false;
+  record_offset_ = offset;
+  return true;
+}
+
+namespace {
+
+// A file read with pread; closes on destruction.
+class RandomAccessFile {
+ public:
+  explicit RandomAccessFile(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw IoError(path, "open", errno);
+  }
+  ~RandomAccessFile() { ::close(fd_); }
+  RandomAccessFile(const RandomAccessFile&) = delete;
+  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
+
+  // Reads up to n bytes at `offset`; fewer only at the end of the file.
+  size_t Read(uint64_t offset, char* out, size_t n) const {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        throw IoError(path_, "read", errno);
+      }
+      if (got == 0) break;
+      done += static_cast<size_t>(got);
+    }
+    return done;
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+}  // namespace
+
+std::string ReadTfRecordAt(const std::string& path, uint64_t offset) {
+  RandomAccessFile file(path);
+  // 1. The header.
+  char header[kHeaderSize];
+  size_t got = file.Read(offset, header, kHeaderSize);
+  if (got < kHeaderSize) throw DataError(path, offset, TruncatedReason(kHeaderSize, got));
+  std::optional<uint64_t> length = tfrecord::DecodeHeader(header);
+  if (!length) throw DataError(path, offset, "length CRC mismatch");
+  if (*length > kMaxRecordLength) throw DataError(path, offset, LengthLimitReason(*length));
+  // 2. The data and footer.
+  std::string record(*length + kFooterSize, '\0');
+  got = file.Read(offset + kHeaderSize, record.data(), record.size());
+  if (got < record.size()) {
+    throw DataError(path, offset,
+                    TruncatedReason(kHeaderSize + record.size(), kHeaderSize + got));
+  }
+  if (!tfrecord::FooterMatches(record.data(), *length, record.data() + *length)) {
+    throw DataError(path, offset, "data CRC mismatch");
+  }
+  record.resize(*length);
+  return record;
+}
+
+}  // namespace imgpipe

@@ -1,0 +1,70 @@
+// Reads TFRecord files (tfrecord_format.h), uncompressed, GZIP or ZLIB.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "record/compression.h"
+#include "util/error_policy.h"
+#include "util/file.h"
+
+namespace imgpipe {
+
+struct TfRecordReaderOptions {
+  // kNone/kGzip/kZlib, or detect from the file's first bytes when unset.
+  std::optional<Compression> compression;
+  // kFail: a corrupt or truncated record throws DataError(path, offset).
+  // kSkip: it is counted in stats(), logged (the first few per file), and reading goes
+  // on: a bad data CRC skips that record; a bad length CRC resynchronises by scanning
+  // forward for the next valid record header; a truncated tail ends the file.
+  ErrorPolicy policy = ErrorPolicy::kFail;
+  // Check the data CRC of each record (the length CRC is always checked).
+  bool verify_data_crc = true;
+};
+
+// One corrupt stretch met while reading under kSkip.
+struct CorruptRecord {
+  uint64_t offset = 0;  // uncompressed byte offset where the bad record starts
+  std::string reason;   // e.g. "data CRC mismatch", "truncated record"
+};
+
+struct TfRecordReaderStats {
+  uint64_t records = 0;       // good records returned
+  uint64_t data_bytes = 0;    // their data bytes
+  uint64_t corrupt = 0;       // corrupt or truncated stretches skipped
+  uint64_t crc_errors = 0;    // of those, CRC mismatches
+  uint64_t skipped_bytes = 0; // bytes passed over while skipping
+  std::vector<CorruptRecord> errors;  // every one of them, in file order
+};
+
+class TfRecordReader {
+ public:
+  explicit TfRecordReader(std::string path, TfRecordReaderOptions options = {});
+  ~TfRecordReader();
+
+  // Reads the next record's data into *record. Returns false at the end of the file.
+  bool Next(std::string* record);
+
+  // Offset (uncompressed) of the record Next returned last.
+  uint64_t record_offset() const { return record_offset_; }
+  const TfRecordReaderStats& stats() const { return stats_; }
+  Compression compression() const { return compression_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  class Impl;
+  std::string path_;
+  Compression compression_;
+  uint64_t record_offset_ = 0;
+  TfRecordReaderStats stats_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads one record at a known offset of an uncompressed file (from an index file),
+// checking both CRCs; throws DataError on corruption.
+std::string ReadTfRecordAt(const std::string& path, uint64_t offset);
+
+}  // namespace imgpipe

@@ -1,0 +1,33 @@
+#include "util/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+
+namespace imgpipe {
+namespace {
+
+TEST(ThreadPool, RunsEveryTaskAndReturnsResults) {
+  ThreadPool pool(3);
+  auto f = pool.Submit([] { return 7; });
+  std::atomic<int> sum{0};
+  ParallelFor(pool, 1000, [&](size_t i) { sum += static_cast<int>(i); });
+  EXPECT_EQ(f.get(), 7);
+  EXPECT_EQ(sum.load(), 999 * 1000 / 2);
+}
+
+TEST(ThreadPool, ExceptionReachesCaller) {
+  ThreadPool pool(2);
+  std::atomic<int> ran{0};
+  EXPECT_THROW(ParallelFor(pool, 10,
+                           [&](size_t i) {
+                             ++ran;
+                             if (i == 3) throw std::runtime_error("boom");
+                           }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), 10);
+}
+
+}  // namespace
+}  // namespace imgpipe
