@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian packages imgpipe builds and tests with. Idempotent: packages that
 # are already installed are left alone, and apt-get runs only when something is missing.
+#   scripts/install-deps.sh          what `make test` and `make demo` need
+#   scripts/install-deps.sh --bench  also PyTorch and torchvision (bench/compare_torch.py)
 set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config make bc
-  zlib1g-dev libturbojpeg0-dev libpng-dev
-  libprotobuf-dev protobuf-compiler python3-protobuf
+  zlib1g-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev
+  libprotobuf-dev protobuf-compiler python3-protobuf python3-pil python3-numpy
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-torch python3-torchvision)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,5 +9,6 @@ namespace imgpipe::cli {
 void AddSynthCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
 void AddInspectCommand(CLI::App& app);
+void AddBenchCommand(CLI::App& app);
 
 }  // namespace imgpipe::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   imgpipe::cli::AddSynthCommand(app);
   imgpipe::cli::AddConvertCommand(app);
   imgpipe::cli::AddInspectCommand(app);
+  imgpipe::cli::AddBenchCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

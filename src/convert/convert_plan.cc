@@ -5,29 +5,9 @@
 #include <cstdlib>
 
 #include "util/error.h"
+#include "util/random.h"
 
 namespace imgpipe {
-namespace {
-
-// splitmix64: a small, fixed PRNG so that plans are identical on every platform
-// (std:: distributions are implementation-defined).
-uint64_t NextRandom(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [0, bound) without modulo bias (Lemire's method with rejection).
-uint64_t RandomBelow(uint64_t* state, uint64_t bound) {
-  while (true) {
-    __uint128_t product = static_cast<__uint128_t>(NextRandom(state)) * bound;
-    uint64_t low = static_cast<uint64_t>(product);
-    if (low >= bound || low >= (-bound) % bound) return static_cast<uint64_t>(product >> 64);
-  }
-}
-
-}  // namespace
 
 std::vector<SplitSpec> ParseSplits(const std::string& text) {
   std::vector<SplitSpec> splits;
@@ -106,8 +86,8 @@ ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>
   // 1. Shuffle (Fisher-Yates).
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
-  uint64_t state = options.seed;
-  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[RandomBelow(&state, i)]);
+  SplitMix64 random(options.seed);
+  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[random.Below(i)]);
 
   // 2. Cut into splits.
   ConvertPlan plan;

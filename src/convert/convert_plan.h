@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "convert/input_list.h"
+#include "pipeline/input_list.h"
 
 namespace imgpipe {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "convert/input_list.h"
+#include "pipeline/input_list.h"
 #include "image/codec.h"
 
 namespace imgpipe {

@@ -31,6 +31,12 @@ struct SynthResult {
 Image MakeSynthImage(int class_id, int num_classes, int index, int width, int height,
                      uint64_t seed);
 
+// "class_007": the folder of class `class_id`, zero-padded to at least 3 digits (more
+// when `classes` needs them, so folders sort in class order).
+std::string SynthClassFolderName(int class_id, int classes);
+// "img_000042.jpg": the file of image `index`, zero-padded to at least 6 digits.
+std::string SynthImageFileName(int index, int per_class);
+
 // Writes OUT/class_XXX/img_YYYYYY.jpg for every class and index. Byte-identical
 // output for equal options, whatever the thread count. Files are written atomically.
 SynthResult WriteSynthDataset(const SynthOptions& options);

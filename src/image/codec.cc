@@ -9,6 +9,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include "image/codec_internal.h"
 #include "image/image_header.h"
 #include "image/jpeg_markers.h"
 #include "image/orientation.h"
@@ -62,7 +63,8 @@ std::string TurboJpegMessage(tjhandle handle) {
   return message;
 }
 
-// A reason a person can act on, from a libjpeg/TurboJPEG message.
+}  // namespace
+
 std::string JpegReason(const std::string& message) {
   auto starts_with = [&](const char* prefix) { return message.rfind(prefix, 0) == 0; };
   unsigned sof = 0;
@@ -82,12 +84,14 @@ std::string JpegReason(const std::string& message) {
     return "unsupported JPEG: " + std::to_string(bits) + "-bit samples";
   }
   if (starts_with("Premature end of JPEG file")) return "truncated JPEG data (premature end of file)";
-  if (starts_with("Corrupt JPEG data")) return "corrupt JPEG data (" + message + ")";
+  if (starts_with("Corrupt JPEG data: ")) return "corrupt JPEG data: " + message.substr(19);
   if (starts_with("Progressive JPEG image has more than")) {
     return "unsupported JPEG: " + message + " (decompression-bomb guard)";
   }
   return "invalid JPEG: " + message;
 }
+
+namespace {
 
 std::string HexSignature(std::string_view bytes) {
   std::string out;
@@ -140,9 +144,8 @@ uint8_t Luma(uint32_t r, uint32_t g, uint32_t b) {
   return static_cast<uint8_t>((299 * r + 587 * g + 114 * b + 500) / 1000);
 }
 
-// CMYK to RGB as libjpeg's users (Pillow, OpenCV) do it: R = (1 - C)(1 - K), and so on.
-// Files with an Adobe marker (Photoshop's and TurboJPEG's) store the samples inverted,
-// i.e. 255 - ink, so R = C'K' / 255.
+}  // namespace
+
 void CmykToRgbOrGray(const std::vector<uint8_t>& cmyk, bool inverted, Image& out) {
   const size_t n = static_cast<size_t>(out.width) * out.height;
   for (size_t i = 0; i < n; ++i) {
@@ -159,6 +162,8 @@ void CmykToRgbOrGray(const std::vector<uint8_t>& cmyk, bool inverted, Image& out
     }
   }
 }
+
+namespace {
 
 Image DecodeJpeg(std::string_view bytes, const std::string& path, const ImageInfo& info,
                  int channels) {
@@ -179,8 +184,11 @@ Image DecodeJpeg(std::string_view bytes, const std::string& path, const ImageInf
     target = image.pixels.data();
     pixel_format = channels == 1 ? TJPF_GRAY : TJPF_RGB;
   }
-  // Warnings (premature end of data, corrupt entropy data) are errors: libjpeg would
-  // otherwise fill the rest of the image with grey and report success.
+  // Warnings (premature end of data, corrupt entropy data) are errors: libjpeg fills
+  // the rest of the image with grey and carries on. TurboJPEG then returns -1 with
+  // TJERR_WARNING; TJFLAG_STOPONWARNING makes it stop at the first one instead of
+  // decoding the rest for nothing, and TJFLAG_LIMITSCANS refuses progressive files
+  // with more than 500 scans (a decode-time bomb).
   tjhandle handle = t_decompressor.get();
   if (tjDecompress2(handle, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
                     target, info.width, 0, info.height, pixel_format,

@@ -21,6 +21,15 @@ struct Image {
   const uint8_t* row(int y) const { return pixels.data() + static_cast<size_t>(y) * row_bytes(); }
 };
 
+// A rectangle with fractional edges in pixel coordinates: pixel (x, y) covers
+// [x, x + 1) x [y, y + 1). Resize reads a source box; the region decoder reports where a
+// window lies in its (DCT-scaled) result.
+struct PixelBox {
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  double width() const { return x1 - x0; }
+  double height() const { return y1 - y0; }
+};
+
 // What a header says about an image, without decoding its pixels.
 struct ImageInfo {
   ImageFormat format = ImageFormat::kUnknown;

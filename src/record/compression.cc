@@ -36,7 +36,7 @@ class InflatingFile : public SequentialFile {
   ~InflatingFile() override { inflateEnd(&stream_); }
 
   size_t Read(char* buffer, size_t n) override {
-    if (pending_error_) throw *pending_error_;
+    if (failed_) throw *failed_;
     size_t done = 0;
     try {
       while (done < n) {
@@ -49,10 +49,10 @@ class InflatingFile : public SequentialFile {
         if (stream_.avail_out > 0) break;
       }
     } catch (const DataError& e) {
-      // Hand out what was inflated before the error; throw on the next call.
-      done = static_cast<size_t>(reinterpret_cast<char*>(stream_.next_out) - buffer);
-      if (done == 0) throw;
-      pending_error_ = e;
+      // Say how many good bytes this call produced; later calls fail the same way.
+      size_t produced = static_cast<size_t>(reinterpret_cast<char*>(stream_.next_out) - buffer);
+      failed_ = CompressedStreamError(e.path(), e.offset().value_or(0), e.reason(), 0);
+      throw CompressedStreamError(e.path(), e.offset().value_or(0), e.reason(), produced);
     }
     return done;
   }
@@ -110,7 +110,7 @@ class InflatingFile : public SequentialFile {
   bool member_ended_ = false;
   uint64_t compressed_read_ = 0;
   uint64_t inflated_before_ = 0;
-  std::optional<DataError> pending_error_;
+  std::optional<CompressedStreamError> failed_;  // set once the stream is found bad
 };
 
 // Appends to a sink it does not own; Close flushes the sink and leaves it open.

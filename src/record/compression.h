@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "util/error.h"
 #include "util/file.h"
 
 namespace imgpipe {
@@ -19,9 +20,24 @@ const char* CompressionName(Compression compression);
 // header whose stream inflates; otherwise none). Throws IoError when unreadable.
 Compression DetectCompression(const std::string& path);
 
+// What a decompressing file's Read throws at a corrupt or truncated stream: a DataError
+// naming the path and the compressed offset reached. The call's buffer holds the
+// bytes_read() good bytes inflated before the error.
+class CompressedStreamError : public DataError {
+ public:
+  CompressedStreamError(std::string path, uint64_t compressed_offset, std::string message,
+                        size_t bytes_read)
+      : DataError(std::move(path), compressed_offset, std::move(message)),
+        bytes_read_(bytes_read) {}
+  size_t bytes_read() const { return bytes_read_; }
+
+ private:
+  size_t bytes_read_;
+};
+
 // Opens `path` for sequential reading of its uncompressed bytes. A corrupt or
-// truncated compressed stream throws DataError naming the path and the compressed
-// offset reached.
+// truncated compressed stream throws CompressedStreamError (a DataError naming the path
+// and the compressed offset reached).
 std::unique_ptr<SequentialFile> OpenDecompressedFile(const std::string& path,
                                                      Compression compression);
 

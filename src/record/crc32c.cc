@@ -94,8 +94,7 @@ struct ZeroShift {
   }
 
   uint32_t operator()(uint32_t crc) const {
-    return t[0][crc & 0xff] ^ t[1][(crc >> 8) & 0xff] ^ t[2][(crc >> 16) & 0xff] ^
-           t[3][crc >> 24];
+    return t[0][crc & 0xff] ^ t[1][(crc >> 8) & 0xff] ^ t[2][(crc >> 16) & 0xff] ^ t[3][crc >> 24];
   }
 };
 
@@ -110,9 +109,8 @@ const ZeroShift& ShortShift() {
 
 // Runs three crc32 streams over consecutive blocks of `block` bytes while at least
 // 3 * block bytes remain, then combines them: crc(A|B) = shift_|B|(crc(A)) ^ crc0(B).
-__attribute__((target("sse4.2"))) uint64_t ThreeWay(uint64_t crc0, const uint8_t*& p,
-                                                    size_t& n, size_t block,
-                                                    const ZeroShift& shift) {
+__attribute__((target("sse4.2"))) uint64_t ThreeWay(uint64_t crc0, const uint8_t*& p, size_t& n,
+                                                    size_t block, const ZeroShift& shift) {
   while (n >= 3 * block) {
     uint64_t crc1 = 0;
     uint64_t crc2 = 0;

@@ -171,8 +171,8 @@ TEST(ExampleTest, DecodesIndependentlyWithTensorFlowFieldNumbers) {
     for (const Example& e : examples) records.push_back(SerializeExample(e));
     WriteRecords(path, records, c);
     std::string script = std::string(IMGPIPE_SOURCE_DIR) + "/src/record/testdata_check_example.py";
-    std::string out = RunCommand("/usr/bin/python3 '" + script + "' '" + path + "' " +
-                                 CompressionName(c));
+    std::string out =
+        RunCommand("/usr/bin/python3 '" + script + "' '" + path + "' " + CompressionName(c));
     nlohmann::json decoded = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
     ASSERT_FALSE(decoded.is_discarded()) << out;
     ASSERT_EQ(decoded.size(), examples.size());

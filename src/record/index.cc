@@ -55,11 +55,11 @@ std::vector<IndexEntry> ParseIndex(std::string_view text, const std::string& pat
     if (space) line.remove_prefix(1);
     std::optional<uint64_t> size = space ? ConsumeNumber(&line) : std::nullopt;
     if (!offset || !size || !line.empty()) {
-      throw DataError(path, line_offset,
-                      "malformed index line (expected \"OFFSET SIZE\"): \"" +
-                          std::string(text.substr(line_offset, std::min<size_t>(
-                                                                   newline - line_offset, 80))) +
-                          "\"");
+      throw DataError(
+          path, line_offset,
+          "malformed index line (expected \"OFFSET SIZE\"): \"" +
+              std::string(text.substr(line_offset, std::min<size_t>(newline - line_offset, 80))) +
+              "\"");
     }
     // 2. The entry must frame a record and follow the previous one.
     if (*size < tfrecord::kHeaderSize + tfrecord::kFooterSize) {
@@ -70,8 +70,8 @@ std::vector<IndexEntry> ParseIndex(std::string_view text, const std::string& pat
     }
     if (*offset != expected_offset) {
       throw DataError(path, line_offset,
-                      "index entry offset " + std::to_string(*offset) + " is not contiguous (expected " +
-                          std::to_string(expected_offset) + ")");
+                      "index entry offset " + std::to_string(*offset) +
+                          " is not contiguous (expected " + std::to_string(expected_offset) + ")");
     }
     if (*size > UINT64_MAX - *offset) {
       throw DataError(path, line_offset, "index entry extends past the largest file offset");
@@ -99,8 +99,8 @@ std::vector<IndexEntry> BuildIndex(const std::string& tfrecord_path) {
   std::vector<IndexEntry> entries;
   std::string record;
   while (reader.Next(&record)) {
-    entries.push_back({reader.record_offset(),
-                       tfrecord::kHeaderSize + record.size() + tfrecord::kFooterSize});
+    entries.push_back(
+        {reader.record_offset(), tfrecord::kHeaderSize + record.size() + tfrecord::kFooterSize});
   }
   return entries;
 }

@@ -38,7 +38,9 @@ inline constexpr uint64_t kMaxRecordLength = uint64_t{1} << 32;
 inline void EncodeHeader(uint64_t length, char* header) {
   for (size_t i = 0; i < kLengthSize; ++i) header[i] = static_cast<char>(length >> (8 * i));
   uint32_t masked = crc32c::Mask(crc32c::Value(header, kLengthSize));
-  for (size_t i = 0; i < kCrcSize; ++i) header[kLengthSize + i] = static_cast<char>(masked >> (8 * i));
+  for (size_t i = 0; i < kCrcSize; ++i) {
+    header[kLengthSize + i] = static_cast<char>(masked >> (8 * i));
+  }
 }
 
 // Writes the kFooterSize bytes that follow `data`.

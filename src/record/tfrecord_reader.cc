@@ -1,6 +1,7 @@
 #include "record/tfrecord_reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +21,8 @@ using tfrecord::kMaxRecordLength;
 
 // Read buffer; records up to this size (with framing) are returned straight from it.
 constexpr size_t kBufferSize = 1 << 20;
+// A large record's string grows by at least this much per read.
+constexpr size_t kLargeRecordStep = 64 << 20;
 // Corrupt stretches logged per file under kSkip; the rest are only counted.
 constexpr uint64_t kMaxLoggedErrors = 5;
 
@@ -99,7 +102,8 @@ class TfRecordReader::Impl {
       end_ = have;
     }
     // 2. Fill the rest.
-    while (end_ - pos_ < want && !eof_) end_ += ReadSource(buffer_.get() + end_, kBufferSize - end_);
+    while (end_ - pos_ < want && !eof_)
+      end_ += ReadSource(buffer_.get() + end_, kBufferSize - end_);
     return end_ - pos_;
   }
 
@@ -110,20 +114,18 @@ class TfRecordReader::Impl {
     return done;
   }
 
-  // file_->Read; sets eof_ when it returns nothing. The end is only believed when Read
-  // returns 0, because a decompressing file hands out the bytes before a corrupt stretch
-  // and throws on the next call. Under kSkip that error ends the file and is reported
-  // with the record it cuts short.
+  // file_->Read; sets eof_ at the end. Under kSkip a corrupt compressed stream ends the
+  // file after the good bytes before it, and is reported with the record it cuts short.
   size_t ReadSource(char* out, size_t n) {
     try {
       size_t got = file_->Read(out, n);
-      if (got == 0) eof_ = true;
+      if (got < n) eof_ = true;
       return got;
-    } catch (const DataError& e) {
+    } catch (const CompressedStreamError& e) {
       if (options_.policy == ErrorPolicy::kFail) throw;
       stream_error_ = e.reason();
       eof_ = true;
-      return 0;
+      return e.bytes_read();
     }
   }
 
@@ -138,20 +140,24 @@ class TfRecordReader::Impl {
   bool ReadLargeRecord(uint64_t length, std::string* record, uint64_t offset) {
     uint64_t total = kHeaderSize + length + kFooterSize;
     // 1. The part already in the buffer.
-    record->resize(length);
-    size_t buffered = std::min<size_t>(end_ - pos_ - kHeaderSize, length);
-    std::memcpy(record->data(), buffer_.get() + pos_ + kHeaderSize, buffered);
-    pos_ += kHeaderSize + buffered;
-    // 2. The rest, straight from the file (the buffer is empty then); the buffer
-    // restarts after it.
-    size_t rest = length - buffered;
-    if (rest > 0) {
-      size_t got = ReadFully(record->data() + buffered, rest);
-      buffer_offset_ += end_ + got;
-      pos_ = end_ = 0;
-      if (got < rest) {
-        return TruncatedTail(offset, total, kHeaderSize + buffered + got);
+    size_t filled = std::min<size_t>(end_ - pos_ - kHeaderSize, length);
+    record->assign(buffer_.get() + pos_ + kHeaderSize, filled);
+    pos_ += kHeaderSize + filled;
+    // 2. The rest, straight from the file (the buffer is empty then), growing the record
+    // as bytes arrive so that a damaged length cannot allocate gigabytes up front.
+    if (filled < length) {
+      uint64_t from_file = 0;
+      while (filled < length) {
+        size_t target = std::min<size_t>(length, std::max(2 * filled, filled + kLargeRecordStep));
+        record->resize(target);
+        size_t got = ReadFully(record->data() + filled, target - filled);
+        filled += got;
+        from_file += got;
+        if (filled < target) break;
       }
+      buffer_offset_ += end_ + from_file;
+      pos_ = end_ = 0;
+      if (filled < length) return TruncatedTail(offset, total, kHeaderSize + filled);
     }
     // 3. The footer.
     size_t have = Ensure(kFooterSize);
@@ -222,10 +228,10 @@ class TfRecordReader::Impl {
   TfRecordReaderOptions options_;
   TfRecordReaderStats* stats_;
   std::unique_ptr<char[]> buffer_;
-  size_t pos_ = 0;               // next unread byte in buffer_
-  size_t end_ = 0;               // end of the valid bytes in buffer_
-  uint64_t buffer_offset_ = 0;   // uncompressed file offset of buffer_[0]
-  bool eof_ = false;             // the source has no more bytes
+  size_t pos_ = 0;                           // next unread byte in buffer_
+  size_t end_ = 0;                           // end of the valid bytes in buffer_
+  uint64_t buffer_offset_ = 0;               // uncompressed file offset of buffer_[0]
+  bool eof_ = false;                         // the source has no more bytes
   std::optional<std::string> stream_error_;  // a corrupt compressed stream, not yet reported
 };
 
@@ -251,10 +257,19 @@ class RandomAccessFile {
   explicit RandomAccessFile(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw IoError(path, "open", errno);
+    struct stat st;
+    int error = ::fstat(fd_, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+    if (error != 0) {
+      ::close(fd_);
+      throw IoError(path, "open", error);
+    }
+    size_ = static_cast<uint64_t>(st.st_size);
   }
   ~RandomAccessFile() { ::close(fd_); }
   RandomAccessFile(const RandomAccessFile&) = delete;
   RandomAccessFile& operator=(const RandomAccessFile&) = delete;
+
+  uint64_t size() const { return size_; }
 
   // Reads up to n bytes at `offset`; fewer only at the end of the file.
   size_t Read(uint64_t offset, char* out, size_t n) const {
@@ -274,6 +289,7 @@ class RandomAccessFile {
  private:
   std::string path_;
   int fd_;
+  uint64_t size_ = 0;
 };
 
 }  // namespace
@@ -287,12 +303,15 @@ std::string ReadTfRecordAt(const std::string& path, uint64_t offset) {
   std::optional<uint64_t> length = tfrecord::DecodeHeader(header);
   if (!length) throw DataError(path, offset, "length CRC mismatch");
   if (*length > kMaxRecordLength) throw DataError(path, offset, LengthLimitReason(*length));
-  // 2. The data and footer.
+  // 2. The data and footer (checked against the file's size before allocating).
+  uint64_t available = file.size() - offset;
+  if (kHeaderSize + *length + kFooterSize > available) {
+    throw DataError(path, offset, TruncatedReason(kHeaderSize + *length + kFooterSize, available));
+  }
   std::string record(*length + kFooterSize, '\0');
   got = file.Read(offset + kHeaderSize, record.data(), record.size());
   if (got < record.size()) {
-    throw DataError(path, offset,
-                    TruncatedReason(kHeaderSize + record.size(), kHeaderSize + got));
+    throw DataError(path, offset, TruncatedReason(kHeaderSize + record.size(), kHeaderSize + got));
   }
   if (!tfrecord::FooterMatches(record.data(), *length, record.data() + *length)) {
     throw DataError(path, offset, "data CRC mismatch");

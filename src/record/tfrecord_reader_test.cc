@@ -13,6 +13,7 @@
 #include "record/tfrecord_format.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/logging.h"
 
 namespace imgpipe {
 namespace {
@@ -69,10 +70,9 @@ TEST(TfRecordReaderTest, ReadsTensorFlowExamples) {
     expected_offset += 16 + record.size();
     Example example = ParseExample(record, path, reader.record_offset());
     const Features& f = example.features();
-    EXPECT_THAT(DescribeFeatures(f),
-                ElementsAre(FeatureDescription{"x_byte", "bytes", 1, 0},
-                            FeatureDescription{"x_float", "float", 10, 0},
-                            FeatureDescription{"x_int", "int64", 10, 0}));
+    EXPECT_THAT(DescribeFeatures(f), ElementsAre(FeatureDescription{"x_byte", "bytes", 1, 0},
+                                                 FeatureDescription{"x_float", "float", 10, 0},
+                                                 FeatureDescription{"x_int", "int64", 10, 0}));
     std::vector<float> floats = Floats(f, "x_float");
     std::vector<int64_t> ints = Int64s(f, "x_int");
     for (int j = 0; j < 10; ++j) {
@@ -207,8 +207,8 @@ TEST(TfRecordReaderTest, DataCrcMismatch) {
   std::vector<uint64_t> offsets;
   std::vector<std::string> got = ReadRecords(fx.path, SkipOptions(), &stats, &offsets);
   EXPECT_THAT(got, ElementsAre(fx.records[0], fx.records[2], fx.records[3], fx.records[4]));
-  EXPECT_THAT(offsets, ElementsAre(fx.entries[0].offset, fx.entries[2].offset,
-                                   fx.entries[3].offset, fx.entries[4].offset));
+  EXPECT_THAT(offsets, ElementsAre(fx.entries[0].offset, fx.entries[2].offset, fx.entries[3].offset,
+                                   fx.entries[4].offset));
   EXPECT_EQ(stats.records, 4u);
   EXPECT_EQ(stats.corrupt, 1u);
   EXPECT_EQ(stats.crc_errors, 1u);
@@ -249,7 +249,9 @@ TEST(TfRecordReaderTest, LengthCrcMismatchResynchronises) {
       EXPECT_EQ(stats.skipped_bytes, fx.entries[k].size);
       ASSERT_EQ(stats.errors.size(), 1u);
       EXPECT_EQ(stats.errors[0].offset, fx.entries[k].offset);
-      if (k + 1 < fx.entries.size()) EXPECT_EQ(offsets[k], fx.entries[k + 1].offset);
+      if (k + 1 < fx.entries.size()) {
+        EXPECT_EQ(offsets[k], fx.entries[k + 1].offset);
+      }
     }
   }
 }
@@ -257,8 +259,8 @@ TEST(TfRecordReaderTest, LengthCrcMismatchResynchronises) {
 TEST(TfRecordReaderTest, GarbageBetweenRecordsIsSkipped) {
   Fixture fx({1000, 1500, 2500});
   std::string junk = RandomBytes(777, 9);
-  std::string damaged = fx.bytes.substr(0, fx.entries[1].offset) + junk +
-                        fx.bytes.substr(fx.entries[1].offset);
+  std::string damaged =
+      fx.bytes.substr(0, fx.entries[1].offset) + junk + fx.bytes.substr(fx.entries[1].offset);
   WriteRaw(fx.path, damaged);
   TfRecordReaderStats stats;
   std::vector<uint64_t> offsets;
@@ -287,6 +289,9 @@ TEST(TfRecordReaderTest, CountsEveryCorruptRecord) {
 // Every cut point of a file of small records, and of one with a record larger than the
 // read buffer.
 void CheckTruncation(const Fixture& fx, const std::vector<size_t>& cuts) {
+  // Hundreds of expected warnings would bury the test output.
+  LogLevel level = GetLogLevel();
+  SetLogLevel(LogLevel::kError);
   for (size_t cut : cuts) {
     SCOPED_TRACE("cut " + std::to_string(cut));
     WriteRaw(fx.path, fx.bytes.substr(0, cut));
@@ -316,6 +321,7 @@ void CheckTruncation(const Fixture& fx, const std::vector<size_t>& cuts) {
     EXPECT_EQ(stats.crc_errors, 0u);
     EXPECT_EQ(stats.skipped_bytes, on_boundary ? 0 : cut - fx.entries[complete].offset);
   }
+  SetLogLevel(level);
 }
 
 TEST(TfRecordReaderTest, TruncatedAtEveryCutPoint) {
@@ -358,8 +364,8 @@ TEST(TfRecordReaderTest, TruncatedGzipFile) {
     std::vector<std::string> got = ReadRecords(path, SkipOptions(), &stats);
     EXPECT_EQ(stats.corrupt, 1u);
     ASSERT_LE(got.size(), records.size());
-    EXPECT_TRUE(got == std::vector<std::string>(records.begin(),
-                                                records.begin() + static_cast<ptrdiff_t>(got.size())));
+    EXPECT_TRUE(got == std::vector<std::string>(
+                           records.begin(), records.begin() + static_cast<ptrdiff_t>(got.size())));
     // Every record whose bytes were all in the part that survived comes back.
     EXPECT_GE(got.size(), cut == bytes.size() / 2 ? 1u : 49u);
     EXPECT_THAT(stats.errors[0].reason, HasSubstr("gzip"));
@@ -381,7 +387,8 @@ TEST(TfRecordReaderTest, ZeroLengthFileIsEmpty) {
 TEST(TfRecordReaderTest, DirectoryAndMissingPathThrowIoError) {
   TempDir dir;
   for (const std::string& path : {dir.path(), dir.File("missing.tfrecord")}) {
-    for (std::optional<Compression> c : {std::optional<Compression>(), std::optional(Compression::kNone)}) {
+    for (std::optional<Compression> c :
+         {std::optional<Compression>(), std::optional(Compression::kNone)}) {
       TfRecordReaderOptions options;
       options.compression = c;
       try {
@@ -423,6 +430,31 @@ TEST(TfRecordReaderTest, LengthOverLimit) {
   EXPECT_EQ(stats.corrupt, 1u);
   EXPECT_EQ(stats.crc_errors, 0u);
   EXPECT_THROW(ReadTfRecordAt(path, 0), DataError);
+}
+
+// A length within the limit but far beyond the file's end is a truncated record; the
+// reader finds out without allocating the whole length.
+TEST(TfRecordReaderTest, LengthBeyondTheEndOfTheFile) {
+  TempDir dir;
+  std::string path = dir.File("long.tfrecord");
+  std::string bytes(12, '\0');
+  uint64_t length = tfrecord::kMaxRecordLength - 10;
+  tfrecord::EncodeHeader(length, bytes.data());
+  bytes += RandomBytes(3 << 20, 5);
+  WriteRaw(path, bytes);
+  std::string expected = "truncated record (expected " + std::to_string(length + 16) +
+                         " bytes, file ends after " + std::to_string(bytes.size()) + ")";
+  EXPECT_EQ(ReadExpectingDataError(path).reason(), expected);
+  TfRecordReaderStats stats;
+  EXPECT_TRUE(ReadRecords(path, SkipOptions(), &stats).empty());
+  EXPECT_EQ(stats.corrupt, 1u);
+  EXPECT_EQ(stats.skipped_bytes, bytes.size());
+  try {
+    ReadTfRecordAt(path, 0);
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.reason(), expected);
+  }
 }
 
 // ---- Random access -----------------------------------------------------------------------

@@ -218,17 +218,17 @@ AtomicFileWriter::~AtomicFileWriter() {
   ::unlink(temporary_path_.c_str());
 }
 
-void AtomicFileWriter::Commit() {
-  file_->Sync();
+void AtomicFileWriter::Commit(bool sync) {
+  if (sync) file_->Sync();
   file_->Close();
   RenameFile(temporary_path_, final_path_);
   committed_ = true;
 }
 
-void WriteFileAtomic(const std::string& path, std::string_view data) {
+void WriteFileAtomic(const std::string& path, std::string_view data, bool sync) {
   AtomicFileWriter writer(path);
   writer.file().Append(data);
-  writer.Commit();
+  writer.Commit(sync);
 }
 
 }  // namespace imgpipe

@@ -74,8 +74,9 @@ class AtomicFileWriter {
   WritableFile& file() { return *file_; }
   const std::string& final_path() const { return final_path_; }
   const std::string& temporary_path() const { return temporary_path_; }
-  // Syncs, closes and renames the file to its final name.
-  void Commit();
+  // Syncs, closes and renames the file to its final name. Without `sync`, a killed
+  // process still never leaves a partial file, but an OS crash or power loss may.
+  void Commit(bool sync = true);
 
  private:
   std::string final_path_;
@@ -84,8 +85,8 @@ class AtomicFileWriter {
   bool committed_ = false;
 };
 
-// Writes `data` to `path` atomically (see AtomicFileWriter).
-void WriteFileAtomic(const std::string& path, std::string_view data);
+// Writes `data` to `path` atomically (see AtomicFileWriter and Commit's `sync`).
+void WriteFileAtomic(const std::string& path, std::string_view data, bool sync = true);
 
 // The suffix AtomicFileWriter gives temporary files; a folder's leftovers from a killed
 // run end with it.

@@ -1,4 +1,4 @@
-#include "convert/input_list.h"
+#include "pipeline/input_list.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,6 +7,7 @@
 
 #include "util/error.h"
 #include "util/file.h"
+#include "util/logging.h"
 
 namespace imgpipe {
 namespace {
@@ -195,8 +196,13 @@ InputList BuildInputList(std::vector<RawEntry> entries, const std::string& base_
 
 InputList ListImageFolder(const std::string& dir) {
   InputList list;
+  size_t loose_files = 0;
   for (const std::string& name : ListDirectory(dir)) {
-    if (IsHidden(name) || !IsDirectory(JoinPath(dir, name))) continue;
+    if (IsHidden(name)) continue;
+    if (!IsDirectory(JoinPath(dir, name))) {
+      ++loose_files;
+      continue;
+    }
     std::vector<std::string> files;
     ListFilesRecursively(JoinPath(dir, name), name, &files);
     int label = static_cast<int>(list.class_names.size());
@@ -207,6 +213,10 @@ InputList ListImageFolder(const std::string& dir) {
   }
   if (list.class_names.empty()) {
     throw Error(dir + ": no class folders (expected DIR/<class>/<image>)");
+  }
+  if (loose_files > 0) {
+    LogInfo(dir + ": " + std::to_string(loose_files) +
+            " file(s) outside the class folders are not inputs");
   }
   std::sort(list.images.begin(), list.images.end(),
             [](const InputImage& a, const InputImage& b) { return a.name < b.name; });

@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""The PyTorch DataLoader and imgpipe on the same images with the same cores, side by side.
+
+Runs torchvision's ImageFolder + DataLoader (RandomResizedCrop(224), RandomHorizontalFlip,
+ToTensor, Normalize; workers = --threads) and `imgpipe bench` with the train preset on
+the same image folder (and on TFRecord shards of it, with --shards), then the same for
+the eval transforms (Resize(256), CenterCrop(224)). Prints images/s and the ratios.
+
+Needs Debian's python3-torch and python3-torchvision (scripts/install-deps.sh --bench).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def dataloader_rate(images, train, threads, batch_size, seconds, warmup):
+    import torch
+    import torchvision.datasets as datasets
+    import torchvision.transforms as T
+
+    normalize = T.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
+    if train:
+        transform = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(), normalize])
+    else:
+        transform = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(), normalize])
+    dataset = datasets.ImageFolder(images, transform)
+    torch.set_num_threads(1)
+    loader = torch.utils.data.DataLoader(
+        dataset, batch_size=batch_size, shuffle=train, num_workers=threads,
+        persistent_workers=threads > 0, drop_last=False,
+        worker_init_fn=lambda _: torch.set_num_threads(1))
+    count = 0
+    start = time.monotonic()
+    measuring = False
+    measured_start = start
+    while True:
+        for batch, _ in loader:
+            now = time.monotonic()
+            if not measuring and now - start >= warmup:
+                measuring, measured_start, count = True, now, 0
+                continue
+            count += batch.shape[0]
+            if measuring and now - measured_start >= seconds:
+                return count / (now - measured_start)
+
+
+def imgpipe_rate(imgpipe, data, preset, threads, batch_size, seconds, warmup):
+    out = subprocess.run(
+        [imgpipe, "bench", "--data", data, "--preset", preset, "--threads", str(threads),
+         "--batch-size", str(batch_size), "--seconds", str(seconds), "--warmup", str(warmup), "--json"],
+        check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["images_per_s"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--images", required=True, help="image folder, one sub-folder per class")
+    parser.add_argument("--shards", help="TFRecord shards of the same images (imgpipe convert output)")
+    parser.add_argument("--imgpipe", default="build/src/cli/imgpipe")
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--warmup", type=float, default=3)
+    args = parser.parse_args()
+
+    print(f"PyTorch DataLoader vs imgpipe, {args.threads} thread(s)/worker(s), batch {args.batch_size}, "
+          f"{args.seconds:.0f} s measured after {args.warmup:.0f} s warm-up")
+    print(f"{'transforms':<8} {'pipeline':<34} {'images/s':>10} {'ratio':>8}")
+    for preset in ("train", "eval"):
+        torch_rate = dataloader_rate(args.images, preset == "train", args.threads, args.batch_size,
+                                     args.seconds, args.warmup)
+        print(f"{preset:<8} {'torch DataLoader (ImageFolder)':<34} {torch_rate:>10.1f} {1.0:>7.2f}x")
+        sources = [("imgpipe, image folder", args.images)]
+        if args.shards:
+            sources.append(("imgpipe, TFRecord shards", args.shards))
+        for label, data in sources:
+            rate = imgpipe_rate(args.imgpipe, data, preset, args.threads, args.batch_size,
+                                args.seconds, args.warmup)
+            print(f"{preset:<8} {label:<34} {rate:>10.1f} {rate / torch_rate:>7.2f}x")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "monitor/pipeline_bench.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/thread_pool.h"
+#include "util/trace.h"
+
+namespace imgpipe::cli {
+namespace {
+
+struct BenchFlags {
+  std::string data;
+  std::string images;
+  std::string preset = "train";
+  int threads = 0;
+  bool ladder = false;
+  double seconds = 10;
+  double warmup = 2;
+  size_t batch_size = 64;
+  int image_size = 224;
+  std::string trace;
+  bool json = false;
+};
+
+// The TFRecord files of PATH: a file, a glob pattern, or a folder's *.tfrecord* files.
+std::vector<std::string> TfRecordFilesOf(const std::string& path) {
+  if (!IsDirectory(path)) return {path};
+  std::vector<std::string> files;
+  for (const std::string& name : ListDirectory(path)) {
+    if (name.find(".tfrecord") != std::string::npos && name.find(".idx") == std::string::npos &&
+        name.find(kTemporarySuffix) == std::string::npos) {
+      files.push_back(JoinPath(path, name));
+    }
+  }
+  return files;
+}
+
+// A folder of class sub-folders (rather than of TFRecord files)?
+bool IsImageFolder(const std::string& path) {
+  return IsDirectory(path) && TfRecordFilesOf(path).empty();
+}
+
+nlohmann::json StagesJson(const BenchResult& r) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t i = 0; i < r.stats_after.size(); ++i) {
+    const auto& a = r.stats_after[i];
+    pipeline::StageSnapshot b = i < r.stats_before.size() ? r.stats_before[i] : pipeline::StageSnapshot{};
+    double s = r.seconds > 0 ? r.seconds : 1e-9;
+    stages.push_back({{"name", a.name},
+                      {"depth", a.depth},
+                      {"elements_per_s", (a.elements - b.elements) / s},
+                      {"mb_per_s", (a.bytes - b.bytes) / s / 1e6},
+                      {"busy_s", (a.busy_ns - b.busy_ns) / 1e9},
+                      {"input_wait_s", (a.input_wait_ns - b.input_wait_ns) / 1e9},
+                      {"output_wait_s", (a.output_wait_ns - b.output_wait_ns) / 1e9},
+                      {"errors", a.errors - b.errors},
+                      {"parallelism", a.parallelism},
+                      {"buffer_fill", a.buffer_fill},
+                      {"buffer_capacity", a.buffer_capacity}});
+  }
+  return stages;
+}
+
+nlohmann::json ResultJson(const BenchResult& r) {
+  return {{"label", r.label},
+          {"images", r.images},
+          {"seconds", r.seconds},
+          {"images_per_s", r.images_per_s},
+          {"threads", r.threads},
+          {"cpu_utilization", r.cpu_utilization},
+          {"bottleneck", r.bottleneck},
+          {"stages", StagesJson(r)}};
+}
+
+void PrintResult(const BenchResult& r) {
+  std::printf("%s: %.1f images/s on %d thread(s), CPU %.0f%% (%llu images in %.1f s)\n",
+              r.label.c_str(), r.images_per_s, r.threads, 100 * r.cpu_utilization,
+              static_cast<unsigned long long>(r.images), r.seconds);
+  std::printf("%s", r.stats_table.c_str());
+  std::printf("bottleneck: %s\n", r.bottleneck.c_str());
+}
+
+void RunBench(const BenchFlags& f) {
+  BenchOptions options;
+  options.seconds = f.seconds;
+  options.warmup_seconds = f.warmup;
+  options.threads = f.threads > 0 ? f.threads : AvailableCpus();
+  pipeline::TrainPreset train;
+  train.size = f.image_size;
+  pipeline::EvalPreset eval;
+  eval.crop_size = f.image_size;
+  eval.resize_size = f.image_size * 256 / 224;
+  if (!f.trace.empty()) trace::Enable();
+
+  nlohmann::json out;
+  if (f.ladder) {
+    LadderConfig ladder;
+    ladder.tfrecord_files = TfRecordFilesOf(f.data);
+    ladder.images_dir = f.images;
+    if (ladder.tfrecord_files.empty() || IsImageFolder(f.data)) {
+      throw Error("--ladder needs --data with TFRecord shards (imgpipe convert's output)");
+    }
+    if (ladder.images_dir.empty()) {
+      throw Error("--ladder needs --images DIR: the image folder the shards were made from");
+    }
+    ladder.preset = train;
+    ladder.batch_size = f.batch_size;
+    std::vector<BenchResult> rows = RunLadder(ladder, options);
+    std::vector<std::string> encoded = LoadEncodedImages(ladder.tfrecord_files, 200);
+    double single = SingleThreadPresetRate(encoded, train, std::min(5.0, f.seconds));
+    nlohmann::json json_rows = nlohmann::json::array();
+    if (!f.json) {
+      std::printf("%-48s %12s %10s %8s\n", "ladder (train preset)", "images/s", "vs row 1", "CPU");
+    }
+    for (const BenchResult& r : rows) {
+      double ratio = rows[0].images_per_s > 0 ? r.images_per_s / rows[0].images_per_s : 0;
+      if (!f.json) {
+        std::printf("%-48s %12.1f %9.2fx %7.0f%%\n", r.label.c_str(), r.images_per_s, ratio,
+                    100 * r.cpu_utilization);
+      }
+      nlohmann::json row = ResultJson(r);
+      row["ratio_to_row_1"] = ratio;
+      json_rows.push_back(row);
+    }
+    double ceiling = single * options.threads;
+    double best = 0;
+    for (const BenchResult& r : rows) best = std::max(best, r.images_per_s);
+    if (!f.json) {
+      std::printf("single-image decode+crop+resize: %.1f images/s per thread; x %d threads = %.1f; "
+                  "best row reaches %.0f%% of that\n",
+                  single, options.threads, ceiling, ceiling > 0 ? 100 * best / ceiling : 0);
+      std::printf("best row's stages:\n%s", rows.back().stats_table.c_str());
+      std::printf("bottleneck: %s\n", rows.back().bottleneck.c_str());
+    }
+    out = {{"ladder", json_rows},
+           {"single_thread_preset_images_per_s", single},
+           {"images_per_s", rows.back().images_per_s},
+           {"threads", options.threads},
+           {"cpu_utilization", rows.back().cpu_utilization},
+           {"stages", StagesJson(rows.back())}};
+  } else {
+    pipeline::ImagePipelineConfig config;
+    config.patterns = IsImageFolder(f.data) ? std::vector<std::string>{f.data} : TfRecordFilesOf(f.data);
+    config.batch_size = f.batch_size;
+    config.repeat = true;
+    BenchResult r = f.preset == "train"
+                        ? RunPipelineBench(pipeline::TrainPipeline(config, train), options, "train preset")
+                        : RunPipelineBench(pipeline::EvalPipeline(config, eval), options, "eval preset");
+    if (!f.json) PrintResult(r);
+    out = ResultJson(r);
+  }
+  if (!f.trace.empty()) {
+    trace::Disable();
+    size_t events = trace::WriteChromeTrace(f.trace);
+    if (!f.json) std::printf("trace: %zu events in %s (open in Perfetto or chrome://tracing)\n", events, f.trace.c_str());
+    out["trace_events"] = events;
+  }
+  if (f.json) std::printf("%s\n", out.dump().c_str());
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Measure the input pipeline stage by stage and name the bottleneck");
+  cmd->add_option("--data", f->data,
+                  "TFRecord shards (a folder, file or glob) or an image folder (class sub-folders)")
+      ->required();
+  cmd->add_option("--images", f->images, "--ladder: the image folder the shards were made from");
+  cmd->add_option("--preset", f->preset, "Preprocessing: train or eval")
+      ->capture_default_str()->check(CLI::IsMember({"train", "eval"}));
+  cmd->add_option("--threads", f->threads, "CPU threads (0: all available)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--ladder", f->ladder, "Run the four-step optimisation ladder");
+  cmd->add_option("--seconds", f->seconds, "Measured seconds (per ladder row)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", f->warmup, "Warm-up seconds before measuring")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch-size", f->batch_size, "Images per batch")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--image-size", f->image_size, "Output image side")
+      ->capture_default_str()->check(CLI::Range(8, 4096));
+  cmd->add_option("--trace", f->trace, "Write a Chrome trace-event JSON file of every thread");
+  cmd->add_flag("--json", f->json, "Print one JSON object");
+  cmd->callback([f] { RunBench(*f); });
+}
+
+}  // namespace imgpipe::cli

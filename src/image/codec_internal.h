@@ -1,0 +1,21 @@
+// Pieces of the JPEG decoder (codec.cc) that the region decoder shares with it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "image/image.h"
+
+namespace imgpipe {
+
+// A reason a person can act on, from a libjpeg/TurboJPEG message.
+std::string JpegReason(const std::string& message);
+
+// CMYK to RGB as libjpeg's users (Pillow, OpenCV) do it: R = (1 - C)(1 - K), and so on.
+// Files with an Adobe marker (Photoshop's and TurboJPEG's) store the samples inverted,
+// i.e. 255 - ink, so R = C'K' / 255. `out` has its size and channels (1 or 3) set and
+// its pixels allocated; `cmyk` holds 4 samples for each of its pixels.
+void CmykToRgbOrGray(const std::vector<uint8_t>& cmyk, bool inverted, Image& out);
+
+}  // namespace imgpipe

@@ -1,0 +1,56 @@
+// JPEG decoding that does only the work a training or evaluation crop needs: DCT-domain
+// scaling (1/2, 1/4, 1/8: decode fewer pixels when the target is smaller) and
+// crop-window decode (only the scanlines and iMCU columns that cover the window; as
+// tf.image.decode_and_crop_jpeg and DALI's ROI decode do). libjpeg-turbo's libjpeg API:
+// jpeg_crop_scanline, jpeg_skip_scanlines, scale_num/scale_denom.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "image/codec.h"
+#include "image/image.h"
+
+namespace imgpipe {
+
+// A rectangle in pixels of the image as displayed (after EXIF orientation).
+struct CropWindow {
+  int x = 0;
+  int y = 0;
+  int width = 0;
+  int height = 0;
+  bool operator==(const CropWindow&) const = default;
+};
+
+struct JpegRegionOptions {
+  // Window to decode (displayed coordinates); the whole image when unset.
+  std::optional<CropWindow> crop;
+  // Pick the smallest DCT scale among 1, 1/2, 1/4, 1/8 at which the decoded window is
+  // still at least min_width x min_height (0 x 0: no scaling).
+  int min_width = 0;
+  int min_height = 0;
+  int channels = 3;  // 3: RGB; 1: grayscale
+  uint64_t max_pixels = kDefaultMaxPixels;
+  bool apply_exif_orientation = true;
+};
+
+// Decodes the window of a JPEG. The result holds exactly the window (scaled by the
+// chosen DCT factor, so its size is about window / factor, at least min size); `scale`
+// receives that factor (1, 2, 4 or 8). Errors as DecodeImage.
+Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options, int* scale = nullptr);
+
+// The same, and `box` receives where the requested window lies in the result, in its
+// pixels: the decoded window is the scaled one rounded outwards to whole pixels, so the
+// box has fractional edges when the scale is not 1 (resize it with Resize(image, box)).
+Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options, int* scale, PixelBox* box);
+
+// Width and height as displayed (EXIF orientation 5-8 swaps them), from the header; the
+// result's orientation is 1, as the size already accounts for it. Throws DataError for
+// anything but a JPEG that DecodeImage accepts.
+ImageInfo ReadDisplayedJpegInfo(std::string_view jpeg, const std::string& path);
+
+}  // namespace imgpipe

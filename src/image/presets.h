@@ -1,0 +1,50 @@
+// The usual ImageNet train and eval preprocessing, one call per image, doing the least
+// decode work (crop-window and DCT-scaled decode) that gives the same result.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "image/transforms.h"
+
+namespace imgpipe {
+
+enum class OutputLayout {
+  kUint8Nhwc,    // uint8 HWC, to normalise on the GPU
+  kFloat32Nchw,  // float32 CHW, normalised with mean/std
+};
+
+struct TrainPreset {
+  int size = 224;
+  double scale_min = 0.08, scale_max = 1.0;
+  double ratio_min = 3.0 / 4, ratio_max = 4.0 / 3;
+  double flip_probability = 0.5;
+  ColorJitterOptions jitter;  // off by default
+  OutputLayout layout = OutputLayout::kFloat32Nchw;
+  std::array<float, 3> mean = kImageNetMean;
+  std::array<float, 3> std = kImageNetStd;
+  bool use_region_decode = true;  // crop-window + DCT-scaled decode; off: full decode then crop
+};
+
+struct EvalPreset {
+  int resize_size = 256;
+  int crop_size = 224;
+  OutputLayout layout = OutputLayout::kFloat32Nchw;
+  std::array<float, 3> mean = kImageNetMean;
+  std::array<float, 3> std = kImageNetStd;
+  bool use_region_decode = true;
+};
+
+// Bytes one output image takes in `layout` at size x size.
+size_t OutputBytes(OutputLayout layout, int size);
+
+// Decodes `encoded` (JPEG fast path; other formats through DecodeImage) and writes one
+// preprocessed size x size image to `out` (OutputBytes bytes). The random choices
+// (window, flip, jitter) come from `seed` alone. Throws DataError for bad images.
+void ApplyTrainPreset(std::string_view encoded, const std::string& path,
+                      const TrainPreset& preset, uint64_t seed, void* out);
+void ApplyEvalPreset(std::string_view encoded, const std::string& path,
+                     const EvalPreset& preset, void* out);
+
+}  // namespace imgpipe

@@ -1,0 +1,57 @@
+// `imgpipe bench`: runs an input pipeline flat out and measures it, stage by stage;
+// the ladder reproduces the classic optimisation steps on the user's own data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pipeline/image_samples.h"
+
+namespace imgpipe {
+
+struct BenchResult {
+  std::string label;
+  uint64_t images = 0;
+  double seconds = 0;
+  double images_per_s = 0;
+  double cpu_utilization = 0;  // of `threads` cores
+  int threads = 0;
+  std::vector<pipeline::StageSnapshot> stats_before;  // at the end of the warm-up
+  std::vector<pipeline::StageSnapshot> stats_after;
+  std::string bottleneck;  // BottleneckReport
+  std::string stats_table; // StatsTable
+};
+
+struct BenchOptions {
+  double seconds = 10;        // measured time
+  double warmup_seconds = 2;  // before measuring (fills buffers, autotune settles)
+  int threads = 0;            // CPU budget; 0: all available
+  bool deterministic = false; // speed: parallel stages may deliver out of order
+};
+
+// Runs `batches` (repeating passes as needed) for options.seconds after the warm-up.
+BenchResult RunPipelineBench(const pipeline::Pipeline<pipeline::Batch>& batches,
+                             const BenchOptions& options, const std::string& label);
+
+struct LadderConfig {
+  std::string images_dir;                  // folder of class sub-folders (row 1)
+  std::vector<std::string> tfrecord_files; // the same images as TFRecord shards (rows 2-4)
+  pipeline::TrainPreset preset;
+  size_t batch_size = 64;
+};
+
+// The four rows: (1) raw JPEG files, serial decode, no prefetch; (2) + TFRecord
+// shards, interleave and prefetch; (3) + parallel map with autotune; (4) + DCT-scaled
+// and crop-window decode. Rows 1-3 decode whole images.
+std::vector<BenchResult> RunLadder(const LadderConfig& config, const BenchOptions& options);
+
+// Images per second of decode + crop + resize (the train preset) on one thread over
+// encoded images held in memory: the ceiling one core can reach.
+double SingleThreadPresetRate(const std::vector<std::string>& encoded_images,
+                              const pipeline::TrainPreset& preset, double seconds);
+
+// Up to `max_images` encoded images from `tfrecord_files` (image/encoded).
+std::vector<std::string> LoadEncodedImages(const std::vector<std::string>& tfrecord_files,
+                                           size_t max_images);
+
+}  // namespace imgpipe

@@ -1,0 +1,171 @@
+#include "pipeline/element.h"
+
+#include <cstring>
+
+#include "record/crc32c.h"
+#include "record/tfrecord_reader.h"
+#include "util/error.h"
+#include "util/file.h"
+
+namespace imgpipe::pipeline {
+namespace {
+
+// How a Record is written (the first field of its encoding).
+enum RecordForm : int64_t {
+  kByValue = 0,      // origin, data, source, offset, label
+  kTfRecordRef = 1,  // source, offset, data size, CRC32C of data, label
+  kFileRef = 2,      // source, data size, CRC32C of data, label
+};
+
+uint32_t DataCrc(const std::string& data) { return crc32c::Value(data.data(), data.size()); }
+
+// A count or size read from state: non-negative and at most `limit`.
+uint64_t GetCount(StateDecoder& d, uint64_t limit, const char* what) {
+  int64_t v = d.GetInt();
+  if (v < 0 || static_cast<uint64_t>(v) > limit) {
+    throw Error("iterator state: bad " + std::string(what) + " " + std::to_string(v));
+  }
+  return static_cast<uint64_t>(v);
+}
+
+// Checks that re-read bytes are the ones that were saved.
+void CheckUnchanged(const std::string& data, uint64_t size, uint32_t crc, const std::string& source,
+                    std::optional<uint64_t> offset) {
+  if (data.size() != size || DataCrc(data) != crc) {
+    throw DataError(source, offset,
+                    "record changed since the state was saved (" + std::to_string(data.size()) +
+                        " bytes now, " + std::to_string(size) + " then, or a different CRC32C)");
+  }
+}
+
+PooledBuffer BytesToBuffer(const std::string& bytes) {
+  PooledBuffer buffer = BufferPool::Default()->Get(bytes.size());
+  if (!bytes.empty()) std::memcpy(buffer.data(), bytes.data(), bytes.size());
+  return buffer;
+}
+
+std::string_view BufferBytes(const PooledBuffer& b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
+}  // namespace
+
+void ElementCodec<Record>::Encode(const Record& r, StateEncoder& e) {
+  switch (r.origin) {
+    case RecordOrigin::kTfRecord:
+      e.PutInt(kTfRecordRef);
+      e.PutBytes(r.source);
+      e.PutInt(static_cast<int64_t>(r.offset));
+      e.PutInt(static_cast<int64_t>(r.data.size()));
+      e.PutInt(DataCrc(r.data));
+      e.PutInt(r.label);
+      return;
+    case RecordOrigin::kFile:
+      e.PutInt(kFileRef);
+      e.PutBytes(r.source);
+      e.PutInt(static_cast<int64_t>(r.data.size()));
+      e.PutInt(DataCrc(r.data));
+      e.PutInt(r.label);
+      return;
+    case RecordOrigin::kValue:
+      break;
+  }
+  EncodeValue(r, e);
+}
+
+void ElementCodec<Record>::EncodeValue(const Record& r, StateEncoder& e) {
+  e.PutInt(kByValue);
+  e.PutInt(static_cast<int64_t>(r.origin));
+  e.PutBytes(r.data);
+  e.PutBytes(r.source);
+  e.PutInt(static_cast<int64_t>(r.offset));
+  e.PutInt(r.label);
+}
+
+Record ElementCodec<Record>::Decode(StateDecoder& d) {
+  Record r;
+  int64_t form = d.GetInt();
+  switch (form) {
+    case kByValue: {
+      int64_t origin = d.GetInt();
+      if (origin < static_cast<int64_t>(RecordOrigin::kValue) ||
+          origin > static_cast<int64_t>(RecordOrigin::kFile)) {
+        throw Error("iterator state: bad record origin " + std::to_string(origin));
+      }
+      r.origin = static_cast<RecordOrigin>(origin);
+      r.data = d.GetBytes();
+      r.source = d.GetBytes();
+      r.offset = static_cast<uint64_t>(d.GetInt());
+      r.label = d.GetInt();
+      return r;
+    }
+    case kTfRecordRef: {
+      r.origin = RecordOrigin::kTfRecord;
+      r.source = d.GetBytes();
+      r.offset = static_cast<uint64_t>(d.GetInt());
+      uint64_t size = GetCount(d, uint64_t{1} << 40, "record size");
+      auto crc = static_cast<uint32_t>(d.GetInt());
+      r.label = d.GetInt();
+      try {
+        r.data = ReadTfRecordAt(r.source, r.offset);
+      } catch (const DataError& e) {
+        throw DataError(r.source, r.offset,
+                        "record changed since the state was saved (" + e.reason() + ")");
+      }
+      CheckUnchanged(r.data, size, crc, r.source, r.offset);
+      return r;
+    }
+    case kFileRef: {
+      r.origin = RecordOrigin::kFile;
+      r.source = d.GetBytes();
+      uint64_t size = GetCount(d, uint64_t{1} << 40, "record size");
+      auto crc = static_cast<uint32_t>(d.GetInt());
+      r.label = d.GetInt();
+      r.data = ReadFile(r.source);
+      CheckUnchanged(r.data, size, crc, r.source, std::nullopt);
+      return r;
+    }
+    default:
+      throw Error("iterator state: unknown record form " + std::to_string(form));
+  }
+}
+
+void ElementCodec<Sample>::Encode(const Sample& s, StateEncoder& e) {
+  e.PutBytes(BufferBytes(s.pixels));
+  e.PutInt(s.label);
+  e.PutBytes(s.source);
+  e.PutInt(static_cast<int64_t>(s.offset));
+}
+
+Sample ElementCodec<Sample>::Decode(StateDecoder& d) {
+  Sample s;
+  s.pixels = BytesToBuffer(d.GetBytes());
+  s.label = d.GetInt();
+  s.source = d.GetBytes();
+  s.offset = static_cast<uint64_t>(d.GetInt());
+  return s;
+}
+
+void ElementCodec<Batch>::Encode(const Batch& b, StateEncoder& e) {
+  e.PutInt(static_cast<int64_t>(b.size));
+  e.PutInt(static_cast<int64_t>(b.sample_bytes));
+  e.PutInt(static_cast<int64_t>(b.labels.size()));
+  for (int64_t label : b.labels) e.PutInt(label);
+  e.PutBytes(BufferBytes(b.data));
+}
+
+Batch ElementCodec<Batch>::Decode(StateDecoder& d) {
+  Batch b;
+  b.size = GetCount(d, uint64_t{1} << 40, "batch size");
+  b.sample_bytes = GetCount(d, uint64_t{1} << 40, "batch sample_bytes");
+  // Each label takes at least one byte, so a count beyond 2^32 cannot be genuine.
+  uint64_t labels = GetCount(d, uint64_t{1} << 32, "batch label count");
+  for (uint64_t i = 0; i < labels; ++i) {
+    if (d.done()) throw Error("iterator state: truncated batch labels");
+    b.labels.push_back(d.GetInt());
+  }
+  b.data = BytesToBuffer(d.GetBytes());
+  return b;
+}
+
+}  // namespace imgpipe::pipeline

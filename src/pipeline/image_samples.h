@@ -1,0 +1,49 @@
+// Map functions that turn records into preprocessed image samples, and the standard
+// ImageNet train and eval pipelines in one call each.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "image/presets.h"
+#include "pipeline/pipeline.h"
+
+namespace imgpipe::pipeline {
+
+// The encoded image and label of a record: a whole image file (ImageFiles) as it is, or
+// a tf.train.Example with image/encoded and image/class/label (imgpipe convert's and
+// TensorFlow's keys). Throws DataError naming the record's file and offset otherwise.
+struct EncodedImage {
+  std::string bytes;
+  int64_t label = -1;
+};
+EncodedImage ExtractEncodedImage(Record&& record);
+
+// Record -> Sample with the train preset; random choices from the element's seed.
+MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset);
+// Record -> Sample with the eval preset.
+MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset);
+
+struct ImagePipelineConfig {
+  // TFRecord files (glob patterns), or one folder of class sub-folders (ImageFiles).
+  std::vector<std::string> patterns;
+  size_t batch_size = 256;
+  bool drop_remainder = true;
+  size_t shuffle_buffer = 1024;   // records (encoded bytes, not pixels); 0: no shuffle
+  int cycle_length = 4;           // TFRecord files read at once
+  int map_parallelism = kAutotune;
+  int prefetch = kAutotune;       // batches
+  int num_shards = 1;             // data parallel: this process reads shard `shard_index`
+  int shard_index = 0;
+  ShardPolicy shard_policy = ShardPolicy::kAuto;
+  bool repeat = false;  // endless: the records repeat, pass after pass (benchmarks)
+};
+
+// list_files -> (shard) -> interleave(tfrecord) -> shuffle -> map(train preset) -> batch
+// -> prefetch. A folder in `patterns` reads image files instead of TFRecords.
+Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const TrainPreset& preset);
+// The same without shuffle, with the eval preset, keeping the last partial batch.
+Pipeline<Batch> EvalPipeline(const ImagePipelineConfig& config, const EvalPreset& preset);
+
+}  // namespace imgpipe::pipeline

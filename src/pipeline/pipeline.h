@@ -1,0 +1,136 @@
+// The pipeline API in tf.data's vocabulary: sources make a Pipeline<T>; each method
+// adds one stage and returns a new Pipeline (pipelines are immutable and cheap to
+// copy); MakeIterator starts one pass.
+//
+//   auto batches = pipeline::Pipeline(pipeline::ListFiles({"data/train-*"}, true))
+//       .Interleave([](const std::string& f) { return pipeline::TfRecordFiles(
+//                       pipeline::FromVector<std::string>({f})); }, 4, 1, 4)
+//       .Shuffle(2048)
+//       .Map(pipeline::TrainSampleFunction(preset), kAutotune, "train_preset")
+//       .Batch(256, true)
+//       .Prefetch();
+//   auto it = batches.MakeIterator(options);
+//   while (auto batch = it.Next()) { ... }
+#pragma once
+
+#include <concepts>
+#include <type_traits>
+
+#include "pipeline/autotune.h"
+#include "pipeline/batch_dataset.h"
+#include "pipeline/cache_dataset.h"
+#include "pipeline/interleave_dataset.h"
+#include "pipeline/map_dataset.h"
+#include "pipeline/prefetch_dataset.h"
+#include "pipeline/repeat_take_dataset.h"
+#include "pipeline/shard_dataset.h"
+#include "pipeline/shuffle_dataset.h"
+#include "pipeline/source_datasets.h"
+#include "pipeline/vector_dataset.h"
+
+namespace imgpipe::pipeline {
+
+// One pass over a pipeline: the root iterator with the services it was made with.
+template <typename T>
+class PipelineIterator {
+ public:
+  PipelineIterator(const DatasetPtr<T>& dataset, const PipelineOptions& options, uint64_t epoch) {
+    options_ = std::make_shared<const PipelineOptions>(options);
+    IteratorContext ctx;
+    ctx.options = options_;
+    ctx.stats = std::make_shared<StatsRegistry>();
+    ctx.pool = BufferPool::Create();
+    int cpus = options.cpu_budget > 0 ? options.cpu_budget : AvailableCpus();
+    ctx.autotuner = std::make_shared<Autotuner>(cpus, options.ram_budget_bytes);
+    ctx.epoch = epoch;
+    ctx.prefix = "0." + dataset->name();
+    ctx.depth = 0;
+    stats_ = ctx.stats;
+    pool_ = ctx.pool;
+    autotuner_ = ctx.autotuner;
+    root_ = dataset->MakeIterator(ctx);
+    if (options.autotune) autotuner_->Start();
+  }
+
+  // The next element, or nullopt at the end of the pass.
+  std::optional<T> Next() { return root_->Next(); }
+
+  // The state to continue this pass from later (see Iterator::Save).
+  IteratorState Save() {
+    IteratorState state;
+    root_->Save(state);
+    return state;
+  }
+  // Continues from `state`; call before the first Next.
+  void Restore(const IteratorState& state) { root_->Restore(state); }
+
+  std::vector<StageSnapshot> Stats() const { return stats_->Snapshot(); }
+  const PipelineOptions& options() const { return *options_; }
+  // The pool of this pass's pixel and batch buffers.
+  const BufferPool& pool() const { return *pool_; }
+
+ private:
+  std::shared_ptr<const PipelineOptions> options_;
+  std::shared_ptr<BufferPool> pool_;
+  std::shared_ptr<StatsRegistry> stats_;
+  std::shared_ptr<Autotuner> autotuner_;  // outlives root_ (destroyed after it)
+  std::unique_ptr<Iterator<T>> root_;
+};
+
+template <typename T>
+class Pipeline {
+ public:
+  explicit Pipeline(DatasetPtr<T> dataset) : dataset_(std::move(dataset)) {}
+  const DatasetPtr<T>& dataset() const { return dataset_; }
+
+  Pipeline Shuffle(size_t buffer_size, std::optional<uint64_t> seed = std::nullopt,
+                   bool reshuffle_each_epoch = true) const {
+    return Pipeline(pipeline::Shuffle<T>(dataset_, buffer_size, seed, reshuffle_each_epoch));
+  }
+
+  // fn: U(T&&, const MapContext&). parallelism: threads, or kAutotune.
+  template <typename F>
+  auto Map(F fn, int parallelism = 1, std::string name = "map") const {
+    using U = std::invoke_result_t<F, T&&, const MapContext&>;
+    return Pipeline<U>(pipeline::Map<T, U>(dataset_, MapFunction<T, U>(std::move(fn)),
+                                           parallelism, std::move(name)));
+  }
+
+  // fn: DatasetPtr<U>(const T&), e.g. a file name to its records.
+  template <typename F>
+  auto Interleave(F fn, int cycle_length, int block_length = 1, int parallelism = 1) const {
+    using U = typename std::invoke_result_t<F, const T&>::element_type::value_type;
+    return Pipeline<U>(pipeline::Interleave<T, U>(
+        dataset_, std::function<DatasetPtr<U>(const T&)>(std::move(fn)), cycle_length,
+        block_length, parallelism));
+  }
+
+  Pipeline Cache(std::string path = "") const {
+    return Pipeline(pipeline::Cache<T>(dataset_, std::move(path)));
+  }
+  Pipeline Prefetch(int buffer_size = kAutotune) const {
+    return Pipeline(pipeline::Prefetch<T>(dataset_, buffer_size));
+  }
+  Pipeline Repeat(int64_t count = -1) const { return Pipeline(pipeline::Repeat<T>(dataset_, count)); }
+  Pipeline Take(int64_t n) const { return Pipeline(pipeline::Take<T>(dataset_, n)); }
+  Pipeline Shard(int num_shards, int index) const {
+    return Pipeline(pipeline::Shard<T>(dataset_, num_shards, index));
+  }
+
+  // Samples into batches of `size` (the last one smaller unless drop_remainder).
+  Pipeline<pipeline::Batch> Batch(size_t size, bool drop_remainder = false) const
+    requires std::same_as<T, Sample>
+  {
+    return Pipeline<pipeline::Batch>(BatchSamples(dataset_, size, drop_remainder));
+  }
+
+  // Starts a pass (epoch `epoch`: random stages reshuffle per epoch).
+  PipelineIterator<T> MakeIterator(const PipelineOptions& options = {}, uint64_t epoch = 0) const {
+    return PipelineIterator<T>(dataset_, options, epoch);
+  }
+
+ private:
+  DatasetPtr<T> dataset_;
+};
+
+}  // namespace imgpipe::pipeline

@@ -1,0 +1,645 @@
+#include "pipeline/source_datasets.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+
+#include "pipeline/input_list.h"
+#include "pipeline/shard_dataset.h"
+#include "record/index.h"
+#include "record/tfrecord_format.h"
+#include "record/tfrecord_reader.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/logging.h"
+#include "util/random.h"
+
+namespace imgpipe::pipeline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using tfrecord::kFooterSize;
+using tfrecord::kHeaderSize;
+
+// ---------------------------------------------------------------------------------
+// Helpers shared by the sources.
+
+// The files (not folders) matching any of `patterns`, sorted and de-duplicated.
+// Throws Error naming the patterns when none match.
+std::vector<std::string> MatchFiles(const std::vector<std::string>& patterns) {
+  std::vector<std::string> files;
+  for (const std::string& pattern : patterns) {
+    glob_t matches{};
+    // GLOB_MARK appends '/' to folders, which are left out.
+    int rc = ::glob(pattern.c_str(), GLOB_MARK, nullptr, &matches);
+    if (rc == 0) {
+      for (size_t i = 0; i < matches.gl_pathc; ++i) {
+        std::string path = matches.gl_pathv[i];
+        if (!path.empty() && path.back() != '/') files.push_back(std::move(path));
+      }
+    }
+    ::globfree(&matches);
+    if (rc == GLOB_NOSPACE) throw Error("list_files: out of memory expanding '" + pattern + "'");
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  if (files.empty()) {
+    std::string names;
+    for (const std::string& p : patterns) names += (names.empty() ? "'" : ", '") + p + "'";
+    throw Error("list_files: no files match " + (names.empty() ? "(no patterns)" : names));
+  }
+  return files;
+}
+
+// The order in which `n` items are visited in epoch `epoch`: 0..n-1, or with `shuffle` a
+// permutation drawn from DeriveSeed(seed, epoch) (Fisher-Yates with SplitMix64).
+std::vector<size_t> EpochOrder(size_t n, bool shuffle, uint64_t seed, uint64_t epoch) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (shuffle) {
+    SplitMix64 rng(DeriveSeed(seed, epoch));
+    for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
+  }
+  return order;
+}
+
+// Position state shared by the list sources: "position" under the stage's prefix.
+size_t RestorePosition(const IteratorState& state, const IteratorContext& ctx, size_t size) {
+  int64_t position = state.GetInt(ctx.Key("position"));
+  if (position < 0 || static_cast<uint64_t>(position) > size) {
+    throw Error("iterator state " + ctx.Key("position") + " = " + std::to_string(position) +
+                " is outside [0, " + std::to_string(size) + "]");
+  }
+  return static_cast<size_t>(position);
+}
+
+std::string TruncatedReason(uint64_t expected, uint64_t available) {
+  return "truncated record (expected " + std::to_string(expected) + " bytes, file ends after " +
+         std::to_string(available) + ")";
+}
+
+// An uncompressed TFRecord file open once for reading records at known offsets
+// (pread through a read-ahead window, so that reading forward is cheap).
+class TfRecordFileAt {
+ public:
+  explicit TfRecordFileAt(std::string path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw IoError(path_, "open", errno);
+    struct stat st;
+    int error = ::fstat(fd_, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+    if (error != 0) {
+      ::close(fd_);
+      throw IoError(path_, "open", error);
+    }
+    size_ = static_cast<uint64_t>(st.st_size);
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+  ~TfRecordFileAt() { ::close(fd_); }
+  TfRecordFileAt(const TfRecordFileAt&) = delete;
+  TfRecordFileAt& operator=(const TfRecordFileAt&) = delete;
+
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+  // The data of the record whose length field starts at `offset`, both CRCs checked;
+  // *end is the offset just past the record. Throws DataError(path, offset) when the
+  // record is corrupt or truncated.
+  std::string ReadAt(uint64_t offset, uint64_t* end) {
+    // 1. The header.
+    uint64_t available = offset < size_ ? size_ - offset : 0;
+    if (available < kHeaderSize) throw DataError(path_, offset, TruncatedReason(kHeaderSize, available));
+    char header[kHeaderSize];
+    Read(offset, header, kHeaderSize);
+    std::optional<uint64_t> length = tfrecord::DecodeHeader(header);
+    if (!length) throw DataError(path_, offset, "length CRC mismatch");
+    if (*length > tfrecord::kMaxRecordLength) {
+      throw DataError(path_, offset, "record length " + std::to_string(*length) + " exceeds limit");
+    }
+    // 2. The data and footer, checked against the file's size before allocating.
+    uint64_t total = kHeaderSize + *length + kFooterSize;
+    if (total > available) throw DataError(path_, offset, TruncatedReason(total, available));
+    std::string data(*length, '\0');
+    Read(offset + kHeaderSize, data.data(), data.size());
+    char footer[kFooterSize];
+    Read(offset + kHeaderSize + *length, footer, kFooterSize);
+    if (!tfrecord::FooterMatches(data.data(), data.size(), footer)) {
+      throw DataError(path_, offset, "data CRC mismatch");
+    }
+    *end = offset + total;
+    return data;
+  }
+
+ private:
+  static constexpr size_t kWindowSize = 1 << 20;
+
+  // Copies bytes [offset, offset + n) of the file to `out`, from the window when it
+  // holds them; throws DataError when the file ends first (it shrank since opening).
+  void Read(uint64_t offset, char* out, size_t n) {
+    if (offset >= window_offset_ && offset + n <= window_offset_ + window_size_) {
+      std::memcpy(out, window_.data() + (offset - window_offset_), n);
+      return;
+    }
+    if (n >= kWindowSize / 2) {  // large: straight into `out`
+      size_t got = ReadFully(offset, out, n);
+      if (got < n) throw DataError(path_, offset, "file ends after " + std::to_string(got) + " of " + std::to_string(n) + " bytes");
+      return;
+    }
+    window_.resize(kWindowSize);
+    window_offset_ = offset;
+    window_size_ = ReadFully(offset, window_.data(), kWindowSize);
+    if (window_size_ < n) {
+      throw DataError(path_, offset, "file ends after " + std::to_string(window_size_) + " of " +
+                                         std::to_string(n) + " bytes");
+    }
+    std::memcpy(out, window_.data(), n);
+  }
+
+  // pread until `n` bytes or the end of the file; returns the bytes read.
+  size_t ReadFully(uint64_t offset, char* out, size_t n) const {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        throw IoError(path_, "read", errno);
+      }
+      if (got == 0) break;
+      done += static_cast<size_t>(got);
+    }
+    return done;
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::string window_;
+  uint64_t window_offset_ = 0;
+  size_t window_size_ = 0;
+};
+
+// ---------------------------------------------------------------------------------
+// ListFiles
+
+class ListFilesDataset : public Dataset<std::string> {
+ public:
+  ListFilesDataset(std::vector<std::string> files, bool shuffle, std::optional<uint64_t> seed)
+      : files_(std::make_shared<const std::vector<std::string>>(std::move(files))),
+        shuffle_(shuffle),
+        seed_(seed) {}
+
+  std::unique_ptr<Iterator<std::string>> MakeIterator(const IteratorContext& ctx) const override {
+    return std::make_unique<ListFilesIterator>(*this, ctx);
+  }
+  std::string name() const override { return "list_files"; }
+
+ private:
+  class ListFilesIterator : public Iterator<std::string> {
+   public:
+    ListFilesIterator(const ListFilesDataset& dataset, const IteratorContext& ctx)
+        : ctx_(ctx),
+          files_(dataset.files_),
+          order_(EpochOrder(files_->size(), dataset.shuffle_,
+                            dataset.seed_.value_or(ctx.options->seed), ctx.epoch)),
+          stats_(ctx.RegisterStats(dataset.name())) {}
+
+    std::optional<std::string> Next() override {
+      if (position_ >= order_.size()) return std::nullopt;
+      const std::string& file = (*files_)[order_[position_++]];
+      stats_->elements += 1;
+      stats_->bytes += file.size();
+      return file;
+    }
+    void Save(IteratorState& state) override {
+      state.PutInt(ctx_.Key("position"), static_cast<int64_t>(position_));
+    }
+    void Restore(const IteratorState& state) override {
+      position_ = RestorePosition(state, ctx_, order_.size());
+    }
+
+   private:
+    const IteratorContext ctx_;
+    const std::shared_ptr<const std::vector<std::string>> files_;  // shared with the dataset
+    const std::vector<size_t> order_;  // this epoch's order of files_
+    StageStats* stats_;
+    size_t position_ = 0;
+  };
+
+  const std::shared_ptr<const std::vector<std::string>> files_;
+  const bool shuffle_;
+  const std::optional<uint64_t> seed_;
+};
+
+// ---------------------------------------------------------------------------------
+// TfRecordFiles
+
+// The records of one TFRecord file from a byte offset on (the end of the last record
+// a previous iterator returned). Uncompressed files are read from that offset
+// directly; compressed ones (and an uncompressed one with a corrupt stretch after
+// the offset, under kSkip) are read from the start by a TfRecordReader that passes
+// over the records before the offset, so that skipping and resynchronising happen
+// exactly as in an uninterrupted read.
+class FileRecords {
+ public:
+  FileRecords(std::string path, uint64_t start_offset, ErrorPolicy policy)
+      : path_(std::move(path)),
+        policy_(policy),
+        compression_(DetectCompression(path_)),
+        next_offset_(start_offset) {
+    if (compression_ == Compression::kNone && start_offset > 0) {
+      direct_ = std::make_unique<TfRecordFileAt>(path_);
+    } else {
+      OpenReader(start_offset);
+    }
+  }
+
+  // The next good record and its offset; false at the end of the file.
+  bool Next(std::string* data, uint64_t* offset) {
+    if (direct_) {
+      if (next_offset_ >= direct_->size()) return false;
+      try {
+        uint64_t end = 0;
+        *data = direct_->ReadAt(next_offset_, &end);
+        *offset = next_offset_;
+        next_offset_ = end;
+        return true;
+      } catch (const DataError&) {
+        if (policy_ == ErrorPolicy::kFail) throw;
+        direct_.reset();  // let the reader skip the corrupt stretch as it would have
+        OpenReader(next_offset_);
+      }
+    }
+    while (reader_->Next(data)) {
+      if (reader_->record_offset() < skip_until_) continue;  // returned before the cut
+      *offset = reader_->record_offset();
+      next_offset_ = *offset + kHeaderSize + data->size() + kFooterSize;
+      return true;
+    }
+    return false;
+  }
+
+  // Corrupt stretches (at or after the start offset) met since the last call.
+  uint64_t TakeNewErrors() {
+    if (!reader_) return 0;
+    const std::vector<CorruptRecord>& errors = reader_->stats().errors;
+    uint64_t count = 0;
+    for (; errors_reported_ < errors.size(); ++errors_reported_) {
+      if (errors[errors_reported_].offset >= skip_until_) ++count;
+    }
+    return count;
+  }
+
+  const std::string& path() const { return path_; }
+  Compression compression() const { return compression_; }
+  // Where reading goes on: the end of the last record returned (or the start offset).
+  uint64_t next_offset() const { return next_offset_; }
+
+ private:
+  void OpenReader(uint64_t skip_until) {
+    TfRecordReaderOptions options;
+    options.compression = compression_;
+    options.policy = policy_;
+    reader_ = std::make_unique<TfRecordReader>(path_, options);
+    skip_until_ = skip_until;
+    errors_reported_ = 0;
+  }
+
+  const std::string path_;
+  const ErrorPolicy policy_;
+  const Compression compression_;
+  uint64_t next_offset_;
+  std::unique_ptr<TfRecordFileAt> direct_;
+  std::unique_ptr<TfRecordReader> reader_;
+  uint64_t skip_until_ = 0;      // records of reader_ before this offset are passed over
+  size_t errors_reported_ = 0;   // reader_->stats().errors already looked at
+};
+
+class TfRecordFilesDataset : public Dataset<Record> {
+ public:
+  explicit TfRecordFilesDataset(DatasetPtr<std::string> files) : files_(std::move(files)) {}
+
+  std::unique_ptr<Iterator<Record>> MakeIterator(const IteratorContext& ctx) const override {
+    return std::make_unique<TfRecordFilesIterator>(*this, ctx);
+  }
+  std::string name() const override { return "tfrecord"; }
+
+ private:
+  class TfRecordFilesIterator : public Iterator<Record> {
+   public:
+    TfRecordFilesIterator(const TfRecordFilesDataset& dataset, const IteratorContext& ctx)
+        : ctx_(ctx),
+          files_(MakeInputIterator(dataset.files_, ctx)),
+          stats_(ctx.RegisterStats(dataset.name())) {}
+
+    std::optional<Record> Next() override {
+      while (true) {
+        // 1. The current file, if any.
+        if (current_) {
+          auto start = Clock::now();
+          Record record;
+          bool got = false;
+          try {
+            got = current_->Next(&record.data, &record.offset);
+          } catch (...) {
+            stats_->errors += current_->TakeNewErrors();
+            StageStats::AddSince(stats_->busy_ns, start);
+            throw;
+          }
+          stats_->errors += current_->TakeNewErrors();
+          StageStats::AddSince(stats_->busy_ns, start);
+          if (got) {
+            record.source = current_->path();
+            record.origin = current_->compression() == Compression::kNone ? RecordOrigin::kTfRecord
+                                                                          : RecordOrigin::kValue;
+            stats_->elements += 1;
+            stats_->bytes += record.data.size();
+            return record;
+          }
+          current_.reset();
+        }
+        // 2. The next file.
+        auto start = Clock::now();
+        std::optional<std::string> file = files_->Next();
+        StageStats::AddSince(stats_->input_wait_ns, start);
+        if (!file) return std::nullopt;
+        current_ = std::make_unique<FileRecords>(*file, 0, ctx_.options->error_policy);
+      }
+    }
+
+    void Save(IteratorState& state) override {
+      state.PutInt(ctx_.Key("open"), current_ ? 1 : 0);
+      if (current_) {
+        state.PutBytes(ctx_.Key("file"), current_->path());
+        state.PutInt(ctx_.Key("offset"), static_cast<int64_t>(current_->next_offset()));
+      }
+      files_->Save(state);
+    }
+
+    void Restore(const IteratorState& state) override {
+      current_.reset();
+      if (state.GetInt(ctx_.Key("open")) != 0) {
+        int64_t offset = state.GetInt(ctx_.Key("offset"));
+        if (offset < 0) throw Error("iterator state " + ctx_.Key("offset") + " is negative");
+        current_ = std::make_unique<FileRecords>(state.GetBytes(ctx_.Key("file")),
+                                                 static_cast<uint64_t>(offset),
+                                                 ctx_.options->error_policy);
+      }
+      files_->Restore(state);
+    }
+
+   private:
+    const IteratorContext ctx_;
+    std::unique_ptr<Iterator<std::string>> files_;
+    StageStats* stats_;
+    std::unique_ptr<FileRecords> current_;  // the file being read, if any
+  };
+
+  const DatasetPtr<std::string> files_;
+};
+
+// ---------------------------------------------------------------------------------
+// TfRecordRecordShard
+
+// The part of one file that a record-level shard reads.
+struct ShardFile {
+  std::string path;
+  uint64_t first = 0;                // shard position of entries[0]
+  std::vector<IndexEntry> entries;   // the file's records in the shard's range
+};
+
+class RecordShardDataset : public Dataset<Record> {
+ public:
+  RecordShardDataset(std::vector<ShardFile> files, uint64_t size)
+      : files_(std::make_shared<const std::vector<ShardFile>>(std::move(files))), size_(size) {}
+
+  std::unique_ptr<Iterator<Record>> MakeIterator(const IteratorContext& ctx) const override {
+    return std::make_unique<RecordShardIterator>(*this, ctx);
+  }
+  std::string name() const override { return "tfrecord_shard"; }
+
+ private:
+  class RecordShardIterator : public Iterator<Record> {
+   public:
+    RecordShardIterator(const RecordShardDataset& dataset, const IteratorContext& ctx)
+        : ctx_(ctx),
+          files_(dataset.files_),
+          size_(dataset.size_),
+          stats_(ctx.RegisterStats(dataset.name())) {}
+
+    std::optional<Record> Next() override {
+      while (position_ < size_) {
+        auto start = Clock::now();
+        // 1. The file holding this position (opened once, read forward).
+        const uint64_t position = position_++;
+        while (position >= (*files_)[file_].first + (*files_)[file_].entries.size()) ++file_;
+        const ShardFile& shard_file = (*files_)[file_];
+        if (!reader_ || reader_->path() != shard_file.path) {
+          reader_ = std::make_unique<TfRecordFileAt>(shard_file.path);
+        }
+        const IndexEntry& entry = shard_file.entries[position - shard_file.first];
+        // 2. The record, checked against its index entry.
+        Record record;
+        try {
+          uint64_t end = 0;
+          record.data = reader_->ReadAt(entry.offset, &end);
+          if (end - entry.offset != entry.size) {
+            throw DataError(shard_file.path, entry.offset,
+                            "record size " + std::to_string(end - entry.offset) +
+                                " differs from the index entry's " + std::to_string(entry.size) +
+                                " (stale index " + IndexPathFor(shard_file.path) + "?)");
+          }
+        } catch (const DataError& e) {
+          StageStats::AddSince(stats_->busy_ns, start);
+          if (ctx_.options->error_policy == ErrorPolicy::kFail) throw;
+          stats_->errors += 1;
+          if (logged_path_ != shard_file.path) {  // the first one per file
+            logged_path_ = shard_file.path;
+            LogWarning(std::string(e.what()) + "; skipped (further errors in this file are counted, not logged)");
+          }
+          continue;
+        }
+        record.source = shard_file.path;
+        record.offset = entry.offset;
+        record.origin = RecordOrigin::kTfRecord;
+        StageStats::AddSince(stats_->busy_ns, start);
+        stats_->elements += 1;
+        stats_->bytes += record.data.size();
+        return record;
+      }
+      return std::nullopt;
+    }
+
+    void Save(IteratorState& state) override {
+      state.PutInt(ctx_.Key("position"), static_cast<int64_t>(position_));
+    }
+    void Restore(const IteratorState& state) override {
+      position_ = RestorePosition(state, ctx_, size_);
+      file_ = 0;
+    }
+
+   private:
+    const IteratorContext ctx_;
+    const std::shared_ptr<const std::vector<ShardFile>> files_;  // shared with the dataset
+    const uint64_t size_;
+    StageStats* stats_;
+    uint64_t position_ = 0;  // in [0, size_)
+    size_t file_ = 0;        // files_ index at or before position_'s file
+    std::unique_ptr<TfRecordFileAt> reader_;
+    std::string logged_path_;
+  };
+
+  const std::shared_ptr<const std::vector<ShardFile>> files_;
+  const uint64_t size_;
+};
+
+// ---------------------------------------------------------------------------------
+// ImageFiles
+
+class ImageFilesDataset : public Dataset<Record> {
+ public:
+  ImageFilesDataset(std::vector<InputImage> images, bool shuffle, std::optional<uint64_t> seed)
+      : images_(std::make_shared<const std::vector<InputImage>>(std::move(images))),
+        shuffle_(shuffle),
+        seed_(seed) {}
+
+  std::unique_ptr<Iterator<Record>> MakeIterator(const IteratorContext& ctx) const override {
+    return std::make_unique<ImageFilesIterator>(*this, ctx);
+  }
+  std::string name() const override { return "image_files"; }
+
+ private:
+  class ImageFilesIterator : public Iterator<Record> {
+   public:
+    ImageFilesIterator(const ImageFilesDataset& dataset, const IteratorContext& ctx)
+        : ctx_(ctx),
+          images_(dataset.images_),
+          order_(EpochOrder(images_->size(), dataset.shuffle_,
+                            dataset.seed_.value_or(ctx.options->seed), ctx.epoch)),
+          stats_(ctx.RegisterStats(dataset.name())) {}
+
+    std::optional<Record> Next() override {
+      while (position_ < order_.size()) {
+        const InputImage& image = (*images_)[order_[position_++]];
+        auto start = Clock::now();
+        Record record;
+        try {
+          record.data = ReadFile(image.path);
+        } catch (const Error& e) {
+          StageStats::AddSince(stats_->busy_ns, start);
+          if (ctx_.options->error_policy == ErrorPolicy::kFail) throw;
+          stats_->errors += 1;
+          LogWarning(std::string(e.what()) + "; skipped");
+          continue;
+        }
+        StageStats::AddSince(stats_->busy_ns, start);
+        record.source = image.path;
+        record.label = image.label;
+        record.origin = RecordOrigin::kFile;
+        stats_->elements += 1;
+        stats_->bytes += record.data.size();
+        return record;
+      }
+      return std::nullopt;
+    }
+    void Save(IteratorState& state) override {
+      state.PutInt(ctx_.Key("position"), static_cast<int64_t>(position_));
+    }
+    void Restore(const IteratorState& state) override {
+      position_ = RestorePosition(state, ctx_, order_.size());
+    }
+
+   private:
+    const IteratorContext ctx_;
+    const std::shared_ptr<const std::vector<InputImage>> images_;  // shared with the dataset
+    const std::vector<size_t> order_;
+    StageStats* stats_;
+    size_t position_ = 0;
+  };
+
+  const std::shared_ptr<const std::vector<InputImage>> images_;
+  const bool shuffle_;
+  const std::optional<uint64_t> seed_;
+};
+
+void CheckShardArguments(const char* what, int num_shards, int index) {
+  if (num_shards < 1 || index < 0 || index >= num_shards) {
+    throw Error(std::string(what) + ": shard index " + std::to_string(index) + " of " +
+                std::to_string(num_shards) + " shards is invalid (need num_shards >= 1 and 0 <= index < num_shards)");
+  }
+}
+
+}  // namespace
+
+DatasetPtr<std::string> ListFiles(std::vector<std::string> patterns, bool shuffle,
+                                  std::optional<uint64_t> seed) {
+  return std::make_shared<ListFilesDataset>(MatchFiles(patterns), shuffle, seed);
+}
+
+DatasetPtr<Record> TfRecordFiles(DatasetPtr<std::string> files) {
+  if (!files) throw Error("tfrecord: no input dataset of file names");
+  return std::make_shared<TfRecordFilesDataset>(std::move(files));
+}
+
+DatasetPtr<Record> TfRecordRecordShard(std::vector<std::string> files, int num_shards, int index) {
+  CheckShardArguments("tfrecord_shard", num_shards, index);
+  // 1. Every file's index: record counts, and the entries that fall in this shard.
+  std::vector<std::vector<IndexEntry>> indexes;
+  uint64_t total = 0;
+  for (const std::string& file : files) {
+    if (DetectCompression(file) != Compression::kNone) {
+      throw Error("tfrecord_shard: " + file + " is " + CompressionName(DetectCompression(file)) +
+                  "-compressed; record-level (DATA) sharding needs uncompressed TFRecord files");
+    }
+    std::string index_path = IndexPathFor(file);
+    indexes.push_back(PathExists(index_path) ? ReadIndexFile(index_path) : BuildIndex(file));
+    total += indexes.back().size();
+  }
+  // 2. The shard's range [begin, end) of the concatenation.
+  auto bound = [&](int i) {
+    return static_cast<uint64_t>(static_cast<unsigned __int128>(total) * static_cast<unsigned>(i) /
+                                 static_cast<unsigned>(num_shards));
+  };
+  const uint64_t begin = bound(index), end = bound(index + 1);
+  // 3. The files that overlap it, with their entries in it.
+  std::vector<ShardFile> shard_files;
+  uint64_t file_first = 0;  // global index of the file's first record
+  for (size_t f = 0; f < files.size(); ++f) {
+    uint64_t file_end = file_first + indexes[f].size();
+    uint64_t lo = std::max(begin, file_first), hi = std::min(end, file_end);
+    if (lo < hi) {
+      ShardFile sf;
+      sf.path = files[f];
+      sf.first = lo - begin;
+      sf.entries.assign(indexes[f].begin() + static_cast<ptrdiff_t>(lo - file_first),
+                        indexes[f].begin() + static_cast<ptrdiff_t>(hi - file_first));
+      shard_files.push_back(std::move(sf));
+    }
+    file_first = file_end;
+  }
+  return std::make_shared<RecordShardDataset>(std::move(shard_files), end - begin);
+}
+
+DatasetPtr<Record> ShardedTfRecords(std::vector<std::string> patterns, int num_shards, int index,
+                                    ShardPolicy policy) {
+  CheckShardArguments("sharded_tfrecords", num_shards, index);
+  std::vector<std::string> files = MatchFiles(patterns);
+  if (policy == ShardPolicy::kAuto) {
+    policy = files.size() >= static_cast<size_t>(num_shards) ? ShardPolicy::kFile : ShardPolicy::kData;
+  }
+  if (policy == ShardPolicy::kData) return TfRecordRecordShard(std::move(files), num_shards, index);
+  DatasetPtr<std::string> listed = std::make_shared<ListFilesDataset>(std::move(files), false, std::nullopt);
+  return TfRecordFiles(Shard(std::move(listed), num_shards, index));
+}
+
+DatasetPtr<Record> ImageFiles(std::string folder, bool shuffle, std::optional<uint64_t> seed) {
+  InputList list = ListImageFolder(folder);
+  return std::make_shared<ImageFilesDataset>(std::move(list.images), shuffle, seed);
+}
+
+}  // namespace imgpipe::pipeline

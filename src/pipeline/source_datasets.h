@@ -1,0 +1,47 @@
+// Sources: file lists, TFRecord files, image folders.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/dataset.h"
+#include "pipeline/element.h"
+
+namespace imgpipe::pipeline {
+
+// The files matching any of `patterns` (glob(3): *, ?, [..]), sorted and de-duplicated;
+// with `shuffle`, reshuffled each epoch from `seed` (default: the pipeline's seed).
+// Throws Error when no file matches. State: epoch order is recomputed; position saved.
+DatasetPtr<std::string> ListFiles(std::vector<std::string> patterns, bool shuffle = false,
+                                  std::optional<uint64_t> seed = std::nullopt);
+
+// The records of each file of `files`, file after file (plain, GZIP or ZLIB). Corrupt
+// records follow the pipeline's error policy (skip: counted in the stage's errors).
+// State: the file's position in `files` and the record offset within it.
+DatasetPtr<Record> TfRecordFiles(DatasetPtr<std::string> files);
+
+// Record-level sharding (ShardPolicy kData): reads the `.idx` files of `files` (built
+// by BuildIndex when missing) and yields the records [index*N/num_shards,
+// (index+1)*N/num_shards) of their concatenation, N = all records; so every shard gets
+// the same count +-1 even when files are few or uneven. Reads sequentially.
+DatasetPtr<Record> TfRecordRecordShard(std::vector<std::string> files, int num_shards, int index);
+
+enum class ShardPolicy {
+  kFile,  // whole files per shard: file i goes to shard i % num_shards
+  kData,  // record-level, from the index files (TfRecordRecordShard)
+  kAuto,  // kFile when there are at least num_shards files, else kData
+};
+
+// The TFRecord files of `patterns` split for shard `index` of `num_shards` by `policy`;
+// (see ShardPolicy).
+DatasetPtr<Record> ShardedTfRecords(std::vector<std::string> patterns, int num_shards, int index,
+                                    ShardPolicy policy);
+
+// Every image file of a folder with one sub-folder per class (the un-converted
+// baseline): Record.data is the file's bytes, Record.label its class index (sub-folders
+// sorted bytewise). With `shuffle`, the file order is reshuffled each epoch.
+DatasetPtr<Record> ImageFiles(std::string folder, bool shuffle = false,
+                              std::optional<uint64_t> seed = std::nullopt);
+
+}  // namespace imgpipe::pipeline

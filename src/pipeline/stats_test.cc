@@ -1,0 +1,91 @@
+#include "pipeline/stats.h"
+
+#include <gtest/gtest.h>
+
+#include "pipeline/autotune.h"
+
+namespace imgpipe::pipeline {
+namespace {
+
+StageSnapshot Stage(const std::string& name, int depth, uint64_t busy_ms, int64_t threads,
+                    uint64_t output_wait_ms = 0) {
+  StageSnapshot s;
+  s.name = name;
+  s.depth = depth;
+  s.elements = 1000;
+  s.busy_ns = busy_ms * 1'000'000;
+  s.output_wait_ns = output_wait_ms * 1'000'000;
+  s.parallelism = threads;
+  return s;
+}
+
+TEST(BottleneckReport, NamesTheSaturatedStage) {
+  // One second: the consumer-facing prefetch waited 400 ms; map's 2 threads were busy
+  // 1.9 s of their 2 s; the reader 100 ms.
+  std::vector<StageSnapshot> before = {Stage("prefetch", 0, 0, 1), Stage("map(decode)", 1, 0, 2),
+                                       Stage("tfrecord", 2, 0, 1)};
+  std::vector<StageSnapshot> after = {Stage("prefetch", 0, 10, 1, 400),
+                                      Stage("map(decode)", 1, 1900, 2), Stage("tfrecord", 2, 100, 1)};
+  std::string report = BottleneckReport(before, after, 1.0);
+  EXPECT_NE(report.find("map(decode) is the bottleneck"), std::string::npos) << report;
+  EXPECT_NE(report.find("95%"), std::string::npos) << report;
+  EXPECT_NE(report.find("waits 40%"), std::string::npos) << report;
+}
+
+TEST(BottleneckReport, SaysWhenThePipelineKeepsUp) {
+  std::vector<StageSnapshot> before = {Stage("prefetch", 0, 0, 1), Stage("map", 1, 0, 2)};
+  std::vector<StageSnapshot> after = {Stage("prefetch", 0, 1, 1, 0), Stage("map", 1, 600, 2)};
+  EXPECT_NE(BottleneckReport(before, after, 1.0).find("keeps up"), std::string::npos);
+}
+
+TEST(BottleneckReport, StarvedWithoutASaturatedStage) {
+  std::vector<StageSnapshot> before = {Stage("prefetch", 0, 0, 1), Stage("read", 1, 0, 1)};
+  std::vector<StageSnapshot> after = {Stage("prefetch", 0, 1, 1, 700), Stage("read", 1, 200, 1)};
+  EXPECT_NE(BottleneckReport(before, after, 1.0).find("starved"), std::string::npos);
+}
+
+TEST(StatsTable, OneLinePerStage) {
+  StatsRegistry registry;
+  StageStats* a = registry.Register("batch", 0);
+  registry.Register("map", 1);
+  a->elements = 50;
+  auto snapshot = registry.Snapshot();
+  ASSERT_EQ(snapshot.size(), 2u);
+  EXPECT_EQ(snapshot[0].elements, 50u);
+  std::string table = StatsTable({}, snapshot, 2.0);
+  EXPECT_NE(table.find("batch"), std::string::npos);
+  EXPECT_NE(table.find("  map"), std::string::npos);  // indented by depth
+  EXPECT_NE(table.find("25.0"), std::string::npos);   // 50 elements in 2 s
+}
+
+TEST(Autotuner, AddsThreadsToTheBusyStageWhileTheConsumerWaits) {
+  StageStats consumer, map;
+  Autotuner tuner(4, 0);
+  tuner.SetConsumer(&consumer);
+  Knob* knob = tuner.Register(Knob::Kind::kParallelism, "map", 1, 4, 1, &map);
+  for (int step = 0; step < 10; ++step) {
+    consumer.output_wait_ns += 50'000'000;           // the consumer waits half the time
+    map.busy_ns += 100'000'000 * knob->value.load();  // every map thread is busy
+    tuner.Step(0.1);
+  }
+  EXPECT_EQ(knob->value.load(), 4);  // up to the CPU budget, not beyond
+  for (int step = 0; step < 10; ++step) tuner.Step(0.1);  // idle, consumer never waits
+  EXPECT_EQ(knob->value.load(), 1);
+}
+
+TEST(Autotuner, GrowsBuffersWithinTheRamBudget) {
+  StageStats consumer, prefetch;
+  Autotuner tuner(2, 1000);
+  tuner.SetConsumer(&consumer);
+  Knob* knob = tuner.Register(Knob::Kind::kBuffer, "prefetch", 1, 64, 1, &prefetch);
+  knob->element_bytes = 100;
+  for (int step = 0; step < 10; ++step) {
+    consumer.output_wait_ns += 50'000'000;
+    tuner.Step(0.1);
+  }
+  EXPECT_LE(knob->value.load() * 100, 1000);
+  EXPECT_GE(knob->value.load(), 4);
+}
+
+}  // namespace
+}  // namespace imgpipe::pipeline

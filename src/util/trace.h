@@ -1,0 +1,51 @@
+// A recorder of what each thread did when, written as Chrome trace-event JSON (opens in
+// Perfetto or chrome://tracing). Off by default; a disabled ScopedTrace costs one
+// relaxed atomic load.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace imgpipe::trace {
+
+// Starts recording (clears earlier events).
+void Enable();
+// Stops recording; recorded events stay until WriteChromeTrace or Enable.
+void Disable();
+inline std::atomic<bool>& EnabledFlag() {
+  static std::atomic<bool> enabled{false};
+  return enabled;
+}
+inline bool IsEnabled() { return EnabledFlag().load(std::memory_order_relaxed); }
+
+// Records a complete event ("ph":"X") on the calling thread. `name` must outlive the
+// recorder (a string literal or a stage name kept by its owner).
+void Record(const char* name, std::chrono::steady_clock::time_point start,
+            std::chrono::steady_clock::time_point end);
+
+// Names the calling thread in the trace ("map(train_preset) worker 2").
+void SetThreadName(const std::string& name);
+
+// Writes every recorded event; returns the number of events. Throws IoError.
+size_t WriteChromeTrace(const std::string& path);
+
+// Records the enclosing scope as one event.
+class ScopedTrace {
+ public:
+  explicit ScopedTrace(const char* name) : name_(IsEnabled() ? name : nullptr) {
+    if (name_) start_ = std::chrono::steady_clock::now();
+  }
+  ~ScopedTrace() {
+    if (name_) Record(name_, start_, std::chrono::steady_clock::now());
+  }
+  ScopedTrace(const ScopedTrace&) = delete;
+  ScopedTrace& operator=(const ScopedTrace&) = delete;
+
+ private:
+  const char* name_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace imgpipe::trace
