@@ -89,9 +89,9 @@ void RunBench(const BenchFlags& f) {
   options.seconds = f.seconds;
   options.warmup_seconds = f.warmup;
   options.threads = f.threads > 0 ? f.threads : AvailableCpus();
-  pipeline::TrainPreset train;
+  TrainPreset train;
   train.size = f.image_size;
-  pipeline::EvalPreset eval;
+  EvalPreset eval;
   eval.crop_size = f.image_size;
   eval.resize_size = f.image_size * 256 / 224;
   if (!f.trace.empty()) trace::Enable();

@@ -59,7 +59,7 @@ struct Result {
   std::string err;
 };
 
-Result Run(const std::vector<std::string>& args) {
+Result RunImgpipe(const std::vector<std::string>& args) {
   std::string out = JoinPath(::testing::TempDir(), "cli_test_out_" + std::to_string(::getpid()));
   int status = Wait(Start(args, out));
   return {status, ReadFile(out), ReadFile(out + ".err")};
@@ -91,7 +91,7 @@ void Snapshot(const std::string& dir, const std::string& prefix,
 
 TEST(Inspect, ReadsTensorFlowFilesWithExactCounts) {
   const std::string t = kTestData + "/tfrecord/";
-  Result r = Run({"inspect", "--json", t + "pytorch-data/example.tfrecord",
+  Result r = RunImgpipe({"inspect", "--json", t + "pytorch-data/example.tfrecord",
                   t + "pytorch-data/sequence_example.tfrecord", t + "tfx/mnist.tfrecord",
                   t + "tfx/penguin-train-00000-of-00001.gz"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -126,12 +126,12 @@ TEST(Inspect, CorruptFileFailsNamingTheOffset) {
   std::string data = ReadFile(kTestData + "/tfrecord/pytorch-data/example.tfrecord");
   data[200] ^= 0x40;
   WriteFileAtomic(dir + "/bad.tfrecord", data);
-  Result fail = Run({"inspect", "--json", dir + "/bad.tfrecord"});
+  Result fail = RunImgpipe({"inspect", "--json", dir + "/bad.tfrecord"});
   EXPECT_NE(fail.status, 0);
   auto f = JsonLines(fail.out).at(0);
   EXPECT_EQ(f["crc_errors"], 1);
   EXPECT_NE(f["error"].get<std::string>().find(dir + "/bad.tfrecord: offset "), std::string::npos);
-  Result skip = Run({"inspect", "--json", "--on-error", "skip", dir + "/bad.tfrecord"});
+  Result skip = RunImgpipe({"inspect", "--json", "--on-error", "skip", dir + "/bad.tfrecord"});
   auto s = JsonLines(skip.out).at(0);
   EXPECT_EQ(s["records"], 3);
   EXPECT_EQ(s["crc_errors"], 1);
@@ -140,7 +140,7 @@ TEST(Inspect, CorruptFileFailsNamingTheOffset) {
 TEST(Convert, KilledThenResumedIsByteIdentical) {
   std::string dir = FreshDir("kill");
   std::string input = dir + "/in";
-  ASSERT_EQ(Run({"synth", "--out", input, "--classes", "4", "--per-class", "60", "--size",
+  ASSERT_EQ(RunImgpipe({"synth", "--out", input, "--classes", "4", "--per-class", "60", "--size",
                  "128x96", "--seed", "3"}).status, 0);
   ASSERT_EQ(::symlink((kTestData + "/bad-images").c_str(), (input + "/class_001/bad").c_str()), 0);
   std::vector<std::string> args = {"convert", "--input", input, "--shard-size", "150KB",
@@ -154,7 +154,7 @@ TEST(Convert, KilledThenResumedIsByteIdentical) {
     return a;
   };
   auto started = std::chrono::steady_clock::now();
-  Result reference = Run(with_output(dir + "/reference", false));
+  Result reference = RunImgpipe(with_output(dir + "/reference", false));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_EQ(reference.status, 0) << reference.err;
   std::map<std::string, std::string> expected;
@@ -168,7 +168,7 @@ TEST(Convert, KilledThenResumedIsByteIdentical) {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds * fraction));
     ::kill(pid, SIGKILL);
     Wait(pid);
-    Result resumed = Run(with_output(out, true));
+    Result resumed = RunImgpipe(with_output(out, true));
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     std::map<std::string, std::string> actual;
     Snapshot(out, "", &actual);
@@ -184,7 +184,7 @@ TEST(Convert, KilledThenResumedIsByteIdentical) {
 
 TEST(Convert, JsonSummaryAndInspectOfOurShards) {
   std::string dir = FreshDir("json");
-  Result r = Run({"convert", "--input", kTestData + "/images/photos-by-class", "--output",
+  Result r = RunImgpipe({"convert", "--input", kTestData + "/images/photos-by-class", "--output",
                   dir + "/out", "--min-shards", "3", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   auto summary = nlohmann::json::parse(r.out);
@@ -193,7 +193,7 @@ TEST(Convert, JsonSummaryAndInspectOfOurShards) {
   EXPECT_TRUE(summary["complete"].get<bool>());
   std::vector<std::string> args = {"inspect", "--json"};
   for (auto& s : summary["shards"]) args.push_back(dir + "/out/" + s["file"].get<std::string>());
-  Result inspect = Run(args);
+  Result inspect = RunImgpipe(args);
   ASSERT_EQ(inspect.status, 0) << inspect.err;
   int records = 0;
   for (auto& f : JsonLines(inspect.out)) {
@@ -205,11 +205,11 @@ TEST(Convert, JsonSummaryAndInspectOfOurShards) {
 }
 
 TEST(Cli, BadArgumentsGiveUsageErrors) {
-  EXPECT_NE(Run({"convert", "--input", "x"}).status, 0);  // --output missing
-  Result r = Run({"convert", "--input", "/nonexistent", "--output", FreshDir("e") + "/o"});
+  EXPECT_NE(RunImgpipe({"convert", "--input", "x"}).status, 0);  // --output missing
+  Result r = RunImgpipe({"convert", "--input", "/nonexistent", "--output", FreshDir("e") + "/o"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("/nonexistent"), std::string::npos);
-  EXPECT_EQ(Run({"--help"}).status, 0);
+  EXPECT_EQ(RunImgpipe({"--help"}).status, 0);
 }
 
 }  // namespace

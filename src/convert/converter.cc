@@ -1,5 +1,8 @@
 #include "convert/converter.h"
 
+#include <signal.h>
+
+#include <cerrno>
 #include <chrono>
 #include <deque>
 #include <future>
@@ -81,15 +84,45 @@ void CheckOrWritePlan(const std::string& output, const json& plan_doc) {
   WriteFileAtomic(path, plan_doc.dump(2) + "\n");
 }
 
-// Removes temporaries (AtomicFileWriter leftovers of a killed run) of `shard`.
-void RemoveTemporaries(const std::string& output, const std::vector<std::string>& names,
-                       const PlannedShard& shard) {
-  for (const std::string& name : names) {
-    if (name.rfind(shard.file_name, 0) == 0 && name.size() > kTemporarySuffix.size() &&
-        name.compare(name.size() - kTemporarySuffix.size(), kTemporarySuffix.size(),
-                     kTemporarySuffix) == 0) {
-      RemoveFile(JoinPath(output, name));
+bool IsTemporaryOf(const std::string& name, const std::string& file_name) {
+  return name.rfind(file_name + ".", 0) == 0 && name.size() > kTemporarySuffix.size() &&
+         name.compare(name.size() - kTemporarySuffix.size(), kTemporarySuffix.size(),
+                      kTemporarySuffix) == 0;
+}
+
+// Whether `name` is a temporary of `file_name` written by a process that is gone
+// ("<file_name>.<pid>.tmp" whose pid no longer runs on this machine).
+bool IsTemporaryOfDeadProcess(const std::string& name, const std::string& file_name) {
+  if (!IsTemporaryOf(name, file_name)) return false;
+  std::string pid = name.substr(file_name.size() + 1,
+                                name.size() - file_name.size() - 1 - kTemporarySuffix.size());
+  if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) return false;
+  return ::kill(static_cast<pid_t>(std::stoll(pid)), 0) != 0 && errno == ESRCH;
+}
+
+// Removes leftovers of the files every worker may write (plan and summaries) that a
+// killed process left; those of running workers stay.
+void RemoveDeadSummaryTemporaries(const std::string& output, const std::vector<std::string>& names,
+                                  const std::vector<std::string>& state_names) {
+  for (const char* file : {"labels.txt", "dataset.json", "rejects.csv"}) {
+    for (const std::string& name : names) {
+      if (IsTemporaryOfDeadProcess(name, file)) RemoveFile(JoinPath(output, name));
     }
+  }
+  for (const std::string& name : state_names) {
+    if (IsTemporaryOfDeadProcess(name, "plan.json")) RemoveFile(StatePath(output, name));
+  }
+}
+
+// Removes a killed run's leftovers (AtomicFileWriter temporaries) of `shard`: of the
+// shard and its index in the output folder, and of its part file in the state folder.
+void RemoveTemporaries(const std::string& output, const std::vector<std::string>& names,
+                       const std::vector<std::string>& state_names, const PlannedShard& shard) {
+  for (const std::string& name : names) {
+    if (IsTemporaryOf(name, shard.file_name)) RemoveFile(JoinPath(output, name));
+  }
+  for (const std::string& name : state_names) {
+    if (IsTemporaryOf(name, shard.file_name)) RemoveFile(StatePath(output, name));
   }
 }
 
@@ -237,6 +270,8 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
   ConvertSummary summary;
   std::vector<const PlannedShard*> todo;
   std::vector<std::string> names = ListDirectory(options.output);
+  std::vector<std::string> state_names = ListDirectory(JoinPath(options.output, kStateFolder));
+  RemoveDeadSummaryTemporaries(options.output, names, state_names);
   for (size_t i = 0; i < plan.shards.size(); ++i) {
     if (!ShardBelongsToWorker(i, options.worker, options.num_workers)) continue;
     const PlannedShard& shard = plan.shards[i];
@@ -244,7 +279,7 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
       ++summary.shards_resumed;
       continue;
     }
-    RemoveTemporaries(options.output, names, shard);
+    RemoveTemporaries(options.output, names, state_names, shard);
     RemoveFile(PartPath(options.output, shard));
     todo.push_back(&shard);
   }

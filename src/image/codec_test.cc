@@ -390,17 +390,6 @@ TEST(CodecTest, EncodeRejectsBadInput) {
   EXPECT_THROW(DecodeImage(EncodeJpeg(GradientImage(8, 8, 3)), "x.jpg", options), Error);
 }
 
-// An APP1 Exif segment carrying `orientation`, in big- or little-endian TIFF form.
-std::string ExifSegment(int orientation, bool big_endian) {
-  std::string tiff = big_endian ? "MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0"s +
-                                      char(orientation) + "\0\0\0\0\0\0"s
-                                : "II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0"s +
-                                      char(orientation) + "\0\0\0\0\0\0\0"s;
-  std::string payload = "Exif\0\0"s + tiff;
-  size_t length = payload.size() + 2;
-  return "\xFF\xE1"s + char(length >> 8) + char(length & 0xFF) + payload;
-}
-
 TEST(CodecTest, AppliesExifOrientation) {
   // 40x30: a white 8x8 block in the top-left corner of a black picture.
   Image image;

@@ -53,4 +53,42 @@ inline double MeanAbsDiff(const Image& a, const Image& b) {
   return a.pixels.empty() ? 0 : sum / a.pixels.size();
 }
 
+// The width x height window of `image` at (x, y), copied.
+inline Image CropImage(const Image& image, int x, int y, int width, int height) {
+  Image out;
+  out.width = width;
+  out.height = height;
+  out.channels = image.channels;
+  out.pixels.resize(out.row_bytes() * height);
+  for (int r = 0; r < height; ++r) {
+    std::copy_n(image.row(y + r) + static_cast<size_t>(x) * image.channels, out.row_bytes(),
+                out.row(r));
+  }
+  return out;
+}
+
+// Largest absolute difference of two images of equal size.
+inline int MaxAbsDiff(const Image& a, const Image& b) {
+  int most = 0;
+  for (size_t i = 0; i < a.pixels.size(); ++i) most = std::max(most, std::abs(a.pixels[i] - b.pixels[i]));
+  return most;
+}
+
+// An APP1 Exif segment carrying `orientation`, in big- or little-endian TIFF form.
+inline std::string ExifSegment(int orientation, bool big_endian) {
+  using namespace std::string_literals;
+  std::string tiff = big_endian ? "MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0"s +
+                                      char(orientation) + "\0\0\0\0\0\0"s
+                                : "II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0"s +
+                                      char(orientation) + "\0\0\0\0\0\0\0"s;
+  std::string payload = "Exif\0\0"s + tiff;
+  size_t length = payload.size() + 2;
+  return "\xFF\xE1"s + char(length >> 8) + char(length & 0xFF) + payload;
+}
+
+// `jpeg` with an Exif segment carrying `orientation` inserted after its SOI marker.
+inline std::string WithExifOrientation(const std::string& jpeg, int orientation) {
+  return jpeg.substr(0, 2) + ExifSegment(orientation, true) + jpeg.substr(2);
+}
+
 }  // namespace imgpipe

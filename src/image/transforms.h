@@ -21,6 +21,13 @@ CropWindow SampleRandomResizedCrop(int width, int height, SplitMix64& random,
 // takes from a width x height image (torchvision's Resize + CenterCrop, evaluation).
 CropWindow CenterCropWindow(int width, int height, int resize_size, int crop_size);
 
+// The same with torchvision's exact geometry: the fractional box of the original image
+// that becomes the crop (the resized size truncated as torchvision does, the crop's
+// offset rounded in resized pixels). Resize(image, box, crop_size, crop_size) then gives
+// what Resize + CenterCrop give on the whole image. A crop larger than the resized
+// image takes all of that axis (torchvision would pad).
+PixelBox CenterCropBox(int width, int height, int resize_size, int crop_size);
+
 void HorizontalFlip(Image* image);
 
 // torchvision ColorJitter with factors drawn uniformly from [max(0, 1-b), 1+b] etc.,

@@ -90,9 +90,9 @@ std::vector<BenchResult> RunLadder(const LadderConfig& config, const BenchOption
 }
 
 double SingleThreadPresetRate(const std::vector<std::string>& encoded_images,
-                              const pipeline::TrainPreset& preset, double seconds) {
+                              const TrainPreset& preset, double seconds) {
   if (encoded_images.empty()) return 0;
-  std::vector<uint8_t> out(pipeline::OutputBytes(preset.layout, preset.size));
+  std::vector<uint8_t> out(OutputBytes(preset.layout, preset.size));
   auto start = Clock::now();
   uint64_t done = 0;
   while (SecondsSince(start) < seconds) {

@@ -36,7 +36,7 @@ BenchResult RunPipelineBench(const pipeline::Pipeline<pipeline::Batch>& batches,
 struct LadderConfig {
   std::string images_dir;                  // folder of class sub-folders (row 1)
   std::vector<std::string> tfrecord_files; // the same images as TFRecord shards (rows 2-4)
-  pipeline::TrainPreset preset;
+  TrainPreset preset;
   size_t batch_size = 64;
 };
 
@@ -48,7 +48,7 @@ std::vector<BenchResult> RunLadder(const LadderConfig& config, const BenchOption
 // Images per second of decode + crop + resize (the train preset) on one thread over
 // encoded images held in memory: the ceiling one core can reach.
 double SingleThreadPresetRate(const std::vector<std::string>& encoded_images,
-                              const pipeline::TrainPreset& preset, double seconds);
+                              const TrainPreset& preset, double seconds);
 
 // Up to `max_images` encoded images from `tfrecord_files` (image/encoded).
 std::vector<std::string> LoadEncodedImages(const std::vector<std::string>& tfrecord_files,

@@ -13,6 +13,18 @@ constexpr size_t kMaxFreeBuffers = 64;
 
 void Release(uint8_t* data) { ::operator delete[](data, kAlignment); }
 
+// The capacity allocated for `size` bytes: at least 64, rounded up to a quarter of its
+// highest power of two (so sizes that vary a little share buffers; waste < 25%).
+size_t CapacityFor(size_t size) {
+  if (size <= 64) return 64;
+  size_t step = (size_t{1} << (63 - __builtin_clzll(size))) / 4;
+  return (size + step - 1) / step * step;
+}
+
+// Whether a free buffer of `capacity` may serve `size` bytes: not one more than twice
+// as large (which a larger request would miss).
+bool Fits(size_t capacity, size_t size) { return capacity >= size && capacity <= 2 * CapacityFor(size); }
+
 }  // namespace
 
 PooledBuffer::PooledBuffer(PooledBuffer&& other) noexcept
@@ -60,12 +72,13 @@ PooledBuffer BufferPool::Get(size_t size) {
   buffer.size_ = size;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // 1. The smallest free buffer that is large enough (free_ is sorted by capacity).
+    // 1. The smallest free buffer that is large enough (free_ is sorted by capacity),
+    //    unless it is much larger.
     auto it = std::lower_bound(free_.begin(), free_.end(), size,
                                [](const std::pair<uint8_t*, size_t>& entry, size_t wanted) {
                                  return entry.second < wanted;
                                });
-    if (it != free_.end()) {
+    if (it != free_.end() && Fits(it->second, size)) {
       buffer.data_ = it->first;
       buffer.capacity_ = it->second;
       free_.erase(it);
@@ -75,7 +88,7 @@ PooledBuffer BufferPool::Get(size_t size) {
     ++allocations_;
   }
   // 2. None: a new one (at least 64 bytes, so that empty buffers have valid storage).
-  size_t capacity = std::max<size_t>(size, 64);
+  size_t capacity = CapacityFor(size);
   buffer.data_ = static_cast<uint8_t*>(::operator new[](capacity, kAlignment));
   buffer.capacity_ = capacity;
   return buffer;

@@ -215,7 +215,7 @@ InputList ListImageFolder(const std::string& dir) {
     throw Error(dir + ": no class folders (expected DIR/<class>/<image>)");
   }
   if (loose_files > 0) {
-    LogInfo(dir + ": " + std::to_string(loose_files) +
+    Log(LogLevel::kDebug, dir + ": " + std::to_string(loose_files) +
             " file(s) outside the class folders are not inputs");
   }
   std::sort(list.images.begin(), list.images.end(),

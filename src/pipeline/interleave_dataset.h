@@ -82,9 +82,8 @@ class InterleaveDataset : public Dataset<U> {
     }
 
     std::optional<U> Next() override {
-      std::optional<U> element = (workers_.empty() || ctx_.options->deterministic)
-                                     ? NextInCycle()
-                                     : NextReady();
+      std::optional<U> element =
+          (workers_.empty() || ctx_.options->deterministic) ? NextInCycle() : NextReady();
       if (element) {
         stats_->elements += 1;
         stats_->bytes += ElementBytes(*element);
@@ -162,15 +161,15 @@ class InterleaveDataset : public Dataset<U> {
    private:
     // One position of the cycle.
     struct Slot {
-      std::optional<T> element;             // the input element that made `inner`
-      DatasetPtr<U> dataset;                // fn(element), kept alive with its iterator
-      std::unique_ptr<Iterator<U>> inner;   // null: the slot is empty
+      std::optional<T> element;            // the input element that made `inner`
+      DatasetPtr<U> dataset;               // fn(element), kept alive with its iterator
+      std::unique_ptr<Iterator<U>> inner;  // null: the slot is empty
       // With workers, guarded by mu_ (`inner` itself is used by the one thread that set
       // `busy`, or by the consumer while no worker is busy with it):
-      std::deque<U> queue;        // elements read ahead, not yet given
-      bool done = false;          // inner reached its end (after `queue`)
-      bool busy = false;          // a worker is inside inner->Next()
-      std::exception_ptr error;   // what inner->Next() threw (after `queue`)
+      std::deque<U> queue;       // elements read ahead, not yet given
+      bool done = false;         // inner reached its end (after `queue`)
+      bool busy = false;         // a worker is inside inner->Next()
+      std::exception_ptr error;  // what inner->Next() threw (after `queue`)
     };
 
     // The context of slot i's iterators: their stats and state keys are the slot's.
@@ -446,12 +445,12 @@ DatasetPtr<U> Interleave(DatasetPtr<T> input, std::function<DatasetPtr<U>(const 
   if (!input) throw Error("interleave: no input dataset");
   if (!fn) throw Error("interleave: no map function");
   if (cycle_length < 1) {
-    throw Error("interleave: cycle_length must be at least 1 (got " +
-                std::to_string(cycle_length) + ")");
+    throw Error("interleave: cycle_length must be at least 1 (got " + std::to_string(cycle_length) +
+                ")");
   }
   if (block_length < 1) {
-    throw Error("interleave: block_length must be at least 1 (got " +
-                std::to_string(block_length) + ")");
+    throw Error("interleave: block_length must be at least 1 (got " + std::to_string(block_length) +
+                ")");
   }
   if (parallelism < 1 && parallelism != kAutotune) {
     throw Error("interleave: parallelism must be at least 1 or kAutotune (got " +

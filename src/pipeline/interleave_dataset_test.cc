@@ -56,12 +56,15 @@ Strings Sorted(Strings v) {
 TEST(InterleaveDatasetTest, OrderMatchesHandComputedCycles) {
   // cycle 2, block 1: slots {a, b}; b ends and c takes its place, then d replaces a,
   // e is empty, f comes last.
-  const Strings cycle2 = {"a0", "b0", "a1", "a2", "c0", "c1", "d0", "c2", "d1", "c3", "f0", "f1", "f2"};
+  const Strings cycle2 = {"a0", "b0", "a1", "a2", "c0", "c1", "d0",
+                          "c2", "d1", "c3", "f0", "f1", "f2"};
   // cycle 3, block 2: slots {a, b, c}; b ends after one element, d replaces it; e
   // (empty) replaces a, f replaces e.
-  const Strings cycle3 = {"a0", "a1", "b0", "c0", "c1", "a2", "d0", "d1", "c2", "c3", "f0", "f1", "f2"};
+  const Strings cycle3 = {"a0", "a1", "b0", "c0", "c1", "a2", "d0",
+                          "d1", "c2", "c3", "f0", "f1", "f2"};
   // cycle 1: a flat map.
-  const Strings cycle1 = {"a0", "a1", "a2", "b0", "c0", "c1", "c2", "c3", "d0", "d1", "f0", "f1", "f2"};
+  const Strings cycle1 = {"a0", "a1", "a2", "b0", "c0", "c1", "c2",
+                          "c3", "d0", "d1", "f0", "f1", "f2"};
   for (int parallelism : {1, 2, 4, kAutotune}) {
     SCOPED_TRACE("parallelism " + std::to_string(parallelism));
     EXPECT_EQ(Collect(MakeInterleave(kInput, 2, 1, parallelism)), cycle2);
@@ -94,7 +97,8 @@ TEST(InterleaveDatasetTest, ParallelDeterministicEqualsSequentialOnTfRecordFiles
     EXPECT_EQ(ElementViews(Collect(make(kAutotune))), sequential);
   }
   // Non-deterministic: the same records, in some order.
-  EXPECT_EQ(Sorted(ElementViews(Collect(make(4), SIZE_MAX, NonDeterministic()))), Sorted(sequential));
+  EXPECT_EQ(Sorted(ElementViews(Collect(make(4), SIZE_MAX, NonDeterministic()))),
+            Sorted(sequential));
   // State, with worker threads reading ahead.
   EXPECT_EQ(CheckSaveRestoreAtEveryCut([&] { return make(4); }, 100), sequential);
 }
@@ -102,7 +106,8 @@ TEST(InterleaveDatasetTest, ParallelDeterministicEqualsSequentialOnTfRecordFiles
 TEST(InterleaveDatasetTest, NonDeterministicGivesTheSameMultiset) {
   Strings want = Collect(MakeInterleave(kInput, 3, 2, 1));
   for (int run = 0; run < 5; ++run) {
-    Strings got = Collect(MakeInterleave(kInput, 3, 2, 4, SlowExpand), SIZE_MAX, NonDeterministic());
+    Strings got =
+        Collect(MakeInterleave(kInput, 3, 2, 4, SlowExpand), SIZE_MAX, NonDeterministic());
     EXPECT_EQ(Sorted(got), Sorted(want));
   }
   // Parallelism 1 ignores the flag: the deterministic order.
@@ -113,8 +118,8 @@ TEST(InterleaveDatasetTest, SaveRestoreAtEveryCut) {
   for (int parallelism : {1, 4}) {
     SCOPED_TRACE("parallelism " + std::to_string(parallelism));
     CheckSaveRestoreAtEveryCut([&] { return MakeInterleave(kInput, 2, 1, parallelism); }, 100);
-    CheckSaveRestoreAtEveryCut([&] { return MakeInterleave(kInput, 3, 2, parallelism, SlowExpand); },
-                               100);
+    CheckSaveRestoreAtEveryCut(
+        [&] { return MakeInterleave(kInput, 3, 2, parallelism, SlowExpand); }, 100);
   }
 }
 
@@ -125,11 +130,13 @@ TEST(InterleaveDatasetTest, NonDeterministicSaveRestoreLosesAndRepeatsNothing) {
     IteratorState state;
     Strings seen;
     {
-      auto it = MakeInterleave(kInput, 3, 2, 4, SlowExpand)->MakeIterator(MakeTestContext(NonDeterministic()));
+      auto it = MakeInterleave(kInput, 3, 2, 4, SlowExpand)
+                    ->MakeIterator(MakeTestContext(NonDeterministic()));
       seen = Drain(it, cut);
       it->Save(state);
     }
-    auto it = MakeInterleave(kInput, 3, 2, 4, SlowExpand)->MakeIterator(MakeTestContext(NonDeterministic()));
+    auto it = MakeInterleave(kInput, 3, 2, 4, SlowExpand)
+                  ->MakeIterator(MakeTestContext(NonDeterministic()));
     it->Restore(IteratorState::Deserialize(state.Serialize()));
     Strings rest = Drain(it);
     seen.insert(seen.end(), rest.begin(), rest.end());
@@ -184,7 +191,7 @@ TEST(InterleaveDatasetTest, DestructionMidStreamDoesNotHang) {
     PipelineOptions options;
     options.deterministic = deterministic;
     auto dataset = Interleave<std::string, std::string>(MakeVectorDataset(NumberedStrings(100)),
-                                                       endless, 4, 2, 4);
+                                                        endless, 4, 2, 4);
     {
       auto it = dataset->MakeIterator(MakeTestContext(options));
       EXPECT_EQ(Drain(it, 25).size(), 25u);

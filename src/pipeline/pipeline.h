@@ -30,6 +30,14 @@
 
 namespace imgpipe::pipeline {
 
+// The element type U of a DatasetPtr<U> (or a shared_ptr to any Dataset<U>).
+template <typename Ptr>
+struct DatasetElementType {
+  template <typename U>
+  static U Of(const Dataset<U>*);
+  using type = decltype(Of(std::declval<Ptr>().get()));
+};
+
 // One pass over a pipeline: the root iterator with the services it was made with.
 template <typename T>
 class PipelineIterator {
@@ -99,7 +107,7 @@ class Pipeline {
   // fn: DatasetPtr<U>(const T&), e.g. a file name to its records.
   template <typename F>
   auto Interleave(F fn, int cycle_length, int block_length = 1, int parallelism = 1) const {
-    using U = typename std::invoke_result_t<F, const T&>::element_type::value_type;
+    using U = typename DatasetElementType<std::invoke_result_t<F, const T&>>::type;
     return Pipeline<U>(pipeline::Interleave<T, U>(
         dataset_, std::function<DatasetPtr<U>(const T&)>(std::move(fn)), cycle_length,
         block_length, parallelism));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "pipeline/image_samples.h"
+#include "pipeline/input_list.h"
 #include "pipeline/pipeline_test_util.h"
 #include "record/example.h"
 #include "record/image_feature_keys.h"
@@ -134,15 +135,16 @@ TEST(Pipeline, BatchBuffersAreRecycledAcrossEpochs) {
   PipelineOptions options;
   options.autotune = false;  // fixed buffer sizes: a fixed number of buffers in use
   auto it = TrainPipeline(config, SmallPreset()).MakeIterator(options);
-  // The first epoch fills the pool; epochs 2-4 must not allocate more pixel or batch
-  // memory: every buffer comes back and is reused.
+  // The first epoch fills the pool; later epochs reuse its buffers: 36 batches of 8
+  // (324 buffers asked for) allocate at most a few more, as in-flight counts peak.
   for (int i = 0; i < 12; ++i) ASSERT_TRUE(it.Next());
   size_t allocated = it.pool().allocations();
+  size_t reused = it.pool().reuses();
   size_t images = 0;
-  for (int i = 0; i < 18; ++i) images += it.Next()->size;
-  EXPECT_EQ(images, 18u * 8);
-  EXPECT_EQ(it.pool().allocations(), allocated);
-  EXPECT_GT(it.pool().reuses(), 18u);
+  for (int i = 0; i < 36; ++i) images += it.Next()->size;
+  EXPECT_EQ(images, 36u * 8);
+  EXPECT_LE(it.pool().allocations(), allocated + 3);
+  EXPECT_GE(it.pool().reuses() - reused, 36u * 9 - 3);
 }
 
 }  // namespace

@@ -107,10 +107,12 @@ template <typename T>
 class VectorDataset : public GeneratorDataset<T> {
  public:
   explicit VectorDataset(std::vector<T> elements, std::string name = "vector")
+      : VectorDataset(std::make_shared<const std::vector<T>>(std::move(elements)), std::move(name)) {}
+
+ private:
+  VectorDataset(std::shared_ptr<const std::vector<T>> v, std::string name)
       : GeneratorDataset<T>(
-            static_cast<int64_t>(elements.size()),
-            [v = std::make_shared<const std::vector<T>>(std::move(elements))](
-                uint64_t, size_t i) { return (*v)[i]; },
+            static_cast<int64_t>(v->size()), [v](uint64_t, size_t i) { return (*v)[i]; },
             std::move(name)) {}
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "pipeline/pipeline_test_util.h"
+#include "pipeline/source_test_util.h"
 #include "util/error.h"
 
 namespace imgpipe::pipeline {
@@ -61,9 +62,7 @@ TEST(ShardDatasetTest, CountsItsElementsAndPullsOnlyWhatItNeeds) {
   EXPECT_EQ(*it->Next(), "e1");
   EXPECT_EQ(input->next_calls(), 2);
   EXPECT_EQ(Drain(it), (std::vector<std::string>{"e5", "e9"}));
-  for (const StageSnapshot& s : ctx.stats->Snapshot()) {
-    if (s.name == "shard") EXPECT_EQ(s.elements, 3u);
-  }
+  EXPECT_EQ(StatsOf(ctx, "shard").elements, 3u);
 }
 
 }  // namespace

@@ -114,7 +114,8 @@ class TfRecordFileAt {
   std::string ReadAt(uint64_t offset, uint64_t* end) {
     // 1. The header.
     uint64_t available = offset < size_ ? size_ - offset : 0;
-    if (available < kHeaderSize) throw DataError(path_, offset, TruncatedReason(kHeaderSize, available));
+    if (available < kHeaderSize)
+      throw DataError(path_, offset, TruncatedReason(kHeaderSize, available));
     char header[kHeaderSize];
     Read(offset, header, kHeaderSize);
     std::optional<uint64_t> length = tfrecord::DecodeHeader(header);
@@ -148,15 +149,19 @@ class TfRecordFileAt {
     }
     if (n >= kWindowSize / 2) {  // large: straight into `out`
       size_t got = ReadFully(offset, out, n);
-      if (got < n) throw DataError(path_, offset, "file ends after " + std::to_string(got) + " of " + std::to_string(n) + " bytes");
+      if (got < n)
+        throw DataError(
+            path_, offset,
+            "file ends after " + std::to_string(got) + " of " + std::to_string(n) + " bytes");
       return;
     }
     window_.resize(kWindowSize);
     window_offset_ = offset;
     window_size_ = ReadFully(offset, window_.data(), kWindowSize);
     if (window_size_ < n) {
-      throw DataError(path_, offset, "file ends after " + std::to_string(window_size_) + " of " +
-                                         std::to_string(n) + " bytes");
+      throw DataError(path_, offset,
+                      "file ends after " + std::to_string(window_size_) + " of " +
+                          std::to_string(n) + " bytes");
     }
     std::memcpy(out, window_.data(), n);
   }
@@ -226,7 +231,7 @@ class ListFilesDataset : public Dataset<std::string> {
    private:
     const IteratorContext ctx_;
     const std::shared_ptr<const std::vector<std::string>> files_;  // shared with the dataset
-    const std::vector<size_t> order_;  // this epoch's order of files_
+    const std::vector<size_t> order_;                              // this epoch's order of files_
     StageStats* stats_;
     size_t position_ = 0;
   };
@@ -316,8 +321,8 @@ class FileRecords {
   uint64_t next_offset_;
   std::unique_ptr<TfRecordFileAt> direct_;
   std::unique_ptr<TfRecordReader> reader_;
-  uint64_t skip_until_ = 0;      // records of reader_ before this offset are passed over
-  size_t errors_reported_ = 0;   // reader_->stats().errors already looked at
+  uint64_t skip_until_ = 0;     // records of reader_ before this offset are passed over
+  size_t errors_reported_ = 0;  // reader_->stats().errors already looked at
 };
 
 class TfRecordFilesDataset : public Dataset<Record> {
@@ -409,8 +414,8 @@ class TfRecordFilesDataset : public Dataset<Record> {
 // The part of one file that a record-level shard reads.
 struct ShardFile {
   std::string path;
-  uint64_t first = 0;                // shard position of entries[0]
-  std::vector<IndexEntry> entries;   // the file's records in the shard's range
+  uint64_t first = 0;               // shard position of entries[0]
+  std::vector<IndexEntry> entries;  // the file's records in the shard's range
 };
 
 class RecordShardDataset : public Dataset<Record> {
@@ -460,7 +465,8 @@ class RecordShardDataset : public Dataset<Record> {
           stats_->errors += 1;
           if (logged_path_ != shard_file.path) {  // the first one per file
             logged_path_ = shard_file.path;
-            LogWarning(std::string(e.what()) + "; skipped (further errors in this file are counted, not logged)");
+            LogWarning(std::string(e.what()) +
+                       "; skipped (further errors in this file are counted, not logged)");
           }
           continue;
         }
@@ -570,7 +576,8 @@ class ImageFilesDataset : public Dataset<Record> {
 void CheckShardArguments(const char* what, int num_shards, int index) {
   if (num_shards < 1 || index < 0 || index >= num_shards) {
     throw Error(std::string(what) + ": shard index " + std::to_string(index) + " of " +
-                std::to_string(num_shards) + " shards is invalid (need num_shards >= 1 and 0 <= index < num_shards)");
+                std::to_string(num_shards) +
+                " shards is invalid (need num_shards >= 1 and 0 <= index < num_shards)");
   }
 }
 
@@ -630,10 +637,12 @@ DatasetPtr<Record> ShardedTfRecords(std::vector<std::string> patterns, int num_s
   CheckShardArguments("sharded_tfrecords", num_shards, index);
   std::vector<std::string> files = MatchFiles(patterns);
   if (policy == ShardPolicy::kAuto) {
-    policy = files.size() >= static_cast<size_t>(num_shards) ? ShardPolicy::kFile : ShardPolicy::kData;
+    policy =
+        files.size() >= static_cast<size_t>(num_shards) ? ShardPolicy::kFile : ShardPolicy::kData;
   }
   if (policy == ShardPolicy::kData) return TfRecordRecordShard(std::move(files), num_shards, index);
-  DatasetPtr<std::string> listed = std::make_shared<ListFilesDataset>(std::move(files), false, std::nullopt);
+  DatasetPtr<std::string> listed =
+      std::make_shared<ListFilesDataset>(std::move(files), false, std::nullopt);
   return TfRecordFiles(Shard(std::move(listed), num_shards, index));
 }
 

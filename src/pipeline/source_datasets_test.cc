@@ -36,10 +36,11 @@ TEST(SourceDatasetsTest, ListFilesSortsDeduplicatesAndLeavesOutFolders) {
   for (const char* name : {"c.tfrecord", "a.tfrecord", "b.txt", "b.tfrecord"}) {
     WriteFileAtomic(JoinPath(dir, name), "x");
   }
-  auto files = Collect(ListFiles({JoinPath(dir, "*.tfrecord"), JoinPath(dir, "a.*"),
-                                  JoinPath(dir, "missing-*")}));
-  EXPECT_EQ(files, (std::vector<std::string>{JoinPath(dir, "a.tfrecord"), JoinPath(dir, "b.tfrecord"),
-                                             JoinPath(dir, "c.tfrecord")}));
+  auto files = Collect(
+      ListFiles({JoinPath(dir, "*.tfrecord"), JoinPath(dir, "a.*"), JoinPath(dir, "missing-*")}));
+  EXPECT_EQ(files,
+            (std::vector<std::string>{JoinPath(dir, "a.tfrecord"), JoinPath(dir, "b.tfrecord"),
+                                      JoinPath(dir, "c.tfrecord")}));
 }
 
 TEST(SourceDatasetsTest, ListFilesWithNoMatchThrowsNamingThePatterns) {
@@ -85,7 +86,8 @@ TEST(SourceDatasetsTest, ListFilesShufflesEachEpochFromTheSeed) {
 TEST(SourceDatasetsTest, ListFilesSaveRestoreAtEveryCut) {
   std::string dir = TestTempPath("list_state");
   WriteRecordFolder(dir, std::vector<size_t>(9, 1), 0);
-  auto reference = CheckSaveRestoreAtEveryCut([&] { return ListFiles({dir + "/*"}, true, 3); }, 100);
+  auto reference =
+      CheckSaveRestoreAtEveryCut([&] { return ListFiles({dir + "/*"}, true, 3); }, 100);
   EXPECT_EQ(reference.size(), 9u);
 }
 
@@ -98,9 +100,9 @@ TEST(SourceDatasetsTest, TfRecordFilesCountsRealFiles) {
     size_t count;
     RecordOrigin origin;
   };
-  for (const Case& c : {Case{kExample, 4, RecordOrigin::kTfRecord},
-                        Case{kMnist, 1000, RecordOrigin::kTfRecord},
-                        Case{kPenguin, 234, RecordOrigin::kValue}}) {
+  for (const Case& c :
+       {Case{kExample, 4, RecordOrigin::kTfRecord}, Case{kMnist, 1000, RecordOrigin::kTfRecord},
+        Case{kPenguin, 234, RecordOrigin::kValue}}) {
     SCOPED_TRACE(c.file);
     std::string path = TestdataFile(c.file);
     IteratorContext ctx = MakeTestContext();
@@ -135,8 +137,8 @@ TEST(SourceDatasetsTest, TfRecordFilesReadsFileAfterFile) {
   }
   EXPECT_EQ(RecordData(Collect(TfRecordFiles(ListFiles({dir + "/*.tfrecord"})))), want);
   // All three real files: 4 + 1000 + 234.
-  auto all = Collect(TfRecordFiles(
-      ListFiles({TestdataFile("tfrecord/*/*.tfrecord"), TestdataFile(kPenguin)})));
+  auto all = Collect(
+      TfRecordFiles(ListFiles({TestdataFile("tfrecord/*/*.tfrecord"), TestdataFile(kPenguin)})));
   // example.tfrecord, sequence_example.tfrecord (4), mnist.tfrecord, penguin.
   EXPECT_EQ(all.size(), 4u + 4u + 1000u + 234u);
 }
@@ -146,8 +148,8 @@ TEST(SourceDatasetsTest, TfRecordFilesSaveRestoreAtEveryCut) {
   WriteRecordFolder(dir, {4, 0, 3, 2}, 0);
   WriteCompressedTfRecords(dir + "/part-04.tfrecord.gz", {"g0", "g1", "g2"}, Compression::kGzip);
   WriteCompressedTfRecords(dir + "/part-05.tfrecord.z", {"z0", "z1"}, Compression::kZlib);
-  auto reference = CheckSaveRestoreAtEveryCut(
-      [&] { return TfRecordFiles(ListFiles({dir + "/part-*"})); }, 100);
+  auto reference =
+      CheckSaveRestoreAtEveryCut([&] { return TfRecordFiles(ListFiles({dir + "/part-*"})); }, 100);
   EXPECT_EQ(reference.size(), 14u);
 }
 
@@ -185,8 +187,8 @@ TEST(SourceDatasetsTest, TfRecordFilesCorruptRecordSkippedAndCountedOrFails) {
   // 1. Skip: the other five records, one error counted.
   IteratorContext ctx = MakeTestContext();
   std::vector<Record> records = Drain(TfRecordFiles(ListFiles({path}))->MakeIterator(ctx));
-  EXPECT_EQ(RecordData(records), (std::vector<std::string>{"record-0", "record-1", "record-3",
-                                                           "record-4", "record-5"}));
+  EXPECT_EQ(RecordData(records),
+            (std::vector<std::string>{"record-0", "record-1", "record-3", "record-4", "record-5"}));
   EXPECT_EQ(StatsOf(ctx, "tfrecord").errors, 1u);
   // 2. Fail: a DataError naming the file, after the good records before it.
   auto it = TfRecordFiles(ListFiles({path}))->MakeIterator(MakeTestContext(FailOptions()));
@@ -217,8 +219,11 @@ TEST(SourceDatasetsTest, TfRecordFilesSaveRestoreAroundCorruptRecords) {
   }
   for (const std::string& path : {plain, gzip}) {
     SCOPED_TRACE(path);
-    auto reference =
-        CheckSaveRestoreAtEveryCut([&] { return TfRecordFiles(ListFiles({path, plain})); }, 100);
+    auto reference = CheckSaveRestoreAtEveryCut(
+        [&] {
+          return TfRecordFiles(ListFiles({path, plain}));
+        },
+        100);
     EXPECT_EQ(reference.size(), path == plain ? 5u : 10u);
   }
   // A restored iterator counts only the errors after the cut.
@@ -257,7 +262,8 @@ std::vector<std::string> WriteUnevenFolder(const std::string& dir) {
 
 TEST(SourceDatasetsTest, RecordShardGivesEveryRecordToExactlyOneShard) {
   std::vector<std::string> files = WriteUnevenFolder(TestTempPath("data_shard"));
-  std::vector<Record> everything = Collect(TfRecordFiles(ListFiles({DirName(files[0]) + "/*.tfrecord"})));
+  std::vector<Record> everything =
+      Collect(TfRecordFiles(ListFiles({DirName(files[0]) + "/*.tfrecord"})));
   ASSERT_EQ(everything.size(), 23u);
   for (int num_shards = 1; num_shards <= 5; ++num_shards) {
     SCOPED_TRACE("num_shards " + std::to_string(num_shards));
@@ -281,7 +287,8 @@ TEST(SourceDatasetsTest, RecordShardGivesEveryRecordToExactlyOneShard) {
 
 TEST(SourceDatasetsTest, RecordShardSaveRestoreAtEveryCut) {
   std::vector<std::string> files = WriteUnevenFolder(TestTempPath("data_shard_state"));
-  auto reference = CheckSaveRestoreAtEveryCut([&] { return TfRecordRecordShard(files, 2, 1); }, 100);
+  auto reference =
+      CheckSaveRestoreAtEveryCut([&] { return TfRecordRecordShard(files, 2, 1); }, 100);
   EXPECT_EQ(reference.size(), 12u);  // records [11, 23)
 }
 
@@ -336,7 +343,8 @@ TEST(SourceDatasetsTest, ShardedTfRecordsByFileByDataAndAuto) {
     std::vector<Record> shard = Collect(ShardedTfRecords({pattern}, 3, index, ShardPolicy::kFile));
     std::vector<std::string> want;
     for (size_t f = static_cast<size_t>(index); f < files.size(); f += 3) {
-      for (const Record& r : Collect(TfRecordFiles(ListFiles({files[f]})))) want.push_back(ElementView(r));
+      for (const Record& r : Collect(TfRecordFiles(ListFiles({files[f]}))))
+        want.push_back(ElementView(r));
     }
     EXPECT_EQ(ElementViews(shard), want) << "shard " << index;
     for (const Record& r : shard) union_of_shards.insert(ElementView(r));
@@ -351,7 +359,8 @@ TEST(SourceDatasetsTest, ShardedTfRecordsByFileByDataAndAuto) {
   EXPECT_EQ(ElementViews(Collect(ShardedTfRecords({pattern}, 8, 2, ShardPolicy::kAuto))),
             ElementViews(Collect(TfRecordRecordShard(files, 8, 2))));
   // 4. By file, with state.
-  CheckSaveRestoreAtEveryCut([&] { return ShardedTfRecords({pattern}, 2, 0, ShardPolicy::kFile); }, 100);
+  CheckSaveRestoreAtEveryCut([&] { return ShardedTfRecords({pattern}, 2, 0, ShardPolicy::kFile); },
+                             100);
 }
 
 TEST(SourceDatasetsTest, RecordShardOnRealMnist) {

@@ -23,7 +23,8 @@ inline std::string RecordText(size_t f, size_t r) {
 }
 
 // Writes `path` with `records`, compressed as given (no index file).
-inline void WriteCompressedTfRecords(const std::string& path, const std::vector<std::string>& records,
+inline void WriteCompressedTfRecords(const std::string& path,
+                                     const std::vector<std::string>& records,
                                      Compression compression) {
   std::unique_ptr<WritableFile> file = OpenWritableFile(path);
   TfRecordWriter writer(*file, compression);

@@ -1,0 +1,291 @@
+#include "image/jpeg_region_decoder.h"
+
+// jpeglib.h needs size_t and FILE declared first.
+#include <cstddef>
+#include <cstdio>
+// clang-format off
+#include <jpeglib.h>
+// clang-format on
+
+#include <algorithm>
+#include <csetjmp>
+#include <cstring>
+#include <vector>
+
+#include "image/codec_internal.h"
+#include "image/jpeg_markers.h"
+#include "image/orientation.h"
+#include "util/error.h"
+
+namespace imgpipe {
+namespace {
+
+// Progressive files with more scans than this are refused, as TurboJPEG's
+// TJFLAG_LIMITSCANS does (DecodeImage uses it): each scan re-reads the whole image.
+constexpr int kMaxProgressiveScans = 500;
+
+// Output columns beyond the window that a cropped decode needs so that fancy (triangle)
+// upsampling of 2x-subsampled chroma sees the same neighbours as a full decode: the
+// sample under the window's last column and the one after it, whole.
+constexpr int kUpsamplingMargin = 4;
+
+// libjpeg reports errors through callbacks that must not return (error_exit) or may
+// (emit_message); both jump back to the setjmp in DecodeStoredRegion, which throws.
+// Warnings (level -1: premature end of data, corrupt entropy data) count as errors,
+// as in DecodeImage: libjpeg would otherwise fill the rest with grey and carry on.
+struct ErrorManager {
+  jpeg_error_mgr manager;
+  jpeg_progress_mgr progress;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX] = {};
+};
+
+[[noreturn]] void JumpWithMessage(j_common_ptr cinfo) {
+  auto* errors = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, errors->message);
+  std::longjmp(errors->jump, 1);
+}
+
+void EmitMessage(j_common_ptr cinfo, int level) {
+  if (level < 0) JumpWithMessage(cinfo);  // trace messages (level >= 0) are ignored
+}
+
+void LimitScans(j_common_ptr cinfo) {
+  auto* dinfo = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (dinfo->input_scan_number > kMaxProgressiveScans) {
+    auto* errors = reinterpret_cast<ErrorManager*>(cinfo->err);
+    std::snprintf(errors->message, sizeof errors->message,
+                  "Progressive JPEG image has more than %d scans", kMaxProgressiveScans);
+    std::longjmp(errors->jump, 1);
+  }
+}
+
+// A libjpeg decompressor whose errors jump to `errors.jump`; destroyed on scope exit.
+struct Decompressor {
+  jpeg_decompress_struct cinfo;
+  ErrorManager errors;
+
+  Decompressor() {
+    cinfo.err = jpeg_std_error(&errors.manager);
+    errors.manager.error_exit = JumpWithMessage;
+    errors.manager.emit_message = EmitMessage;
+    errors.progress.progress_monitor = LimitScans;
+    jpeg_create_decompress(&cinfo);  // only fails on out of memory, which error_exit reports
+    cinfo.progress = &errors.progress;
+  }
+  ~Decompressor() { jpeg_destroy_decompress(&cinfo); }
+  Decompressor(const Decompressor&) = delete;
+  Decompressor& operator=(const Decompressor&) = delete;
+};
+
+// EXIF orientation o as the stored -> displayed pixel mapping: displayed =
+// transpose?(flip_x?(W - x) : x, flip_y?(H - y) : y), on continuous coordinates.
+struct OrientationMap {
+  bool transpose, flip_x, flip_y;
+};
+
+OrientationMap MapOf(int orientation) {
+  switch (orientation) {
+    case 2: return {false, true, false};
+    case 3: return {false, true, true};
+    case 4: return {false, false, true};
+    case 5: return {true, false, false};
+    case 6: return {true, false, true};
+    case 7: return {true, true, true};
+    case 8: return {true, true, false};
+    default: return {false, false, false};
+  }
+}
+
+// A displayed box of a stored_width x stored_height image, in stored coordinates.
+PixelBox DisplayedToStored(const PixelBox& box, int orientation, double stored_width,
+                           double stored_height) {
+  OrientationMap map = MapOf(orientation);
+  PixelBox b = map.transpose ? PixelBox{box.y0, box.x0, box.y1, box.x1} : box;
+  if (map.flip_x) b = {stored_width - b.x1, b.y0, stored_width - b.x0, b.y1};
+  if (map.flip_y) b = {b.x0, stored_height - b.y1, b.x1, stored_height - b.y0};
+  return b;
+}
+
+// The inverse: a stored box, in displayed coordinates.
+PixelBox StoredToDisplayed(const PixelBox& box, int orientation, double stored_width,
+                           double stored_height) {
+  OrientationMap map = MapOf(orientation);
+  PixelBox b = box;
+  if (map.flip_x) b = {stored_width - b.x1, b.y0, stored_width - b.x0, b.y1};
+  if (map.flip_y) b = {b.x0, stored_height - b.y1, b.x1, stored_height - b.y0};
+  return map.transpose ? PixelBox{b.y0, b.x0, b.y1, b.x1} : b;
+}
+
+// The largest DCT scale denominator (8, 4, 2, 1) at which a window_width x
+// window_height window still spans min_width x min_height pixels.
+int ChooseScale(int window_width, int window_height, int min_width, int min_height) {
+  if (min_width <= 0 && min_height <= 0) return 1;
+  for (int denom : {8, 4, 2}) {
+    if (window_width >= int64_t{min_width} * denom &&
+        window_height >= int64_t{min_height} * denom) {
+      return denom;
+    }
+  }
+  return 1;
+}
+
+int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+
+// Decodes the stored (not oriented) window [x, x + width) x [y, y + height) at 1/denom
+// scale, rounded outwards to whole scaled pixels; `box` receives the exact window in
+// the result's pixels.
+Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const ImageInfo& info,
+                         int x, int y, int width, int height, int denom, int channels,
+                         PixelBox* box) {
+  Decompressor d;
+  Image image;
+  std::vector<uint8_t> row;     // one scanline of the iMCU-aligned crop
+  std::vector<uint8_t> cmyk;    // the window as decoded, for CMYK files
+  if (setjmp(d.errors.jump) != 0) {
+    throw DataError(path, std::nullopt, JpegReason(d.errors.message));
+  }
+  jpeg_decompress_struct& cinfo = d.cinfo;
+  // 1. Header; ReadImageInfo has vetted it, so this only fails on a changed buffer.
+  jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
+  if (jpeg_read_header(&cinfo, TRUE) != JPEG_HEADER_OK ||
+      static_cast<int>(cinfo.image_width) != info.width ||
+      static_cast<int>(cinfo.image_height) != info.height) {
+    throw DataError(path, std::nullopt, "invalid JPEG: header changed while decoding");
+  }
+  const bool is_cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  cinfo.out_color_space = is_cmyk ? JCS_CMYK : channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  cinfo.scale_num = 1;
+  cinfo.scale_denom = denom;
+  // The defaults, as TurboJPEG's (and so DecodeImage's): accurate integer IDCT, fancy
+  // upsampling.
+  cinfo.dct_method = JDCT_ISLOW;
+  cinfo.do_fancy_upsampling = TRUE;
+  jpeg_start_decompress(&cinfo);
+
+  // 2. The window at this scale, rounded outwards.
+  const int scaled_width = static_cast<int>(cinfo.output_width);
+  const int scaled_height = static_cast<int>(cinfo.output_height);
+  const int x0 = x / denom, y0 = y / denom;
+  const int x1 = std::min(CeilDiv(x + width, denom), scaled_width);
+  const int y1 = std::min(CeilDiv(y + height, denom), scaled_height);
+  if (box != nullptr) {
+    *box = {static_cast<double>(x) / denom - x0, static_cast<double>(y) / denom - y0,
+            static_cast<double>(x + width) / denom - x0,
+            static_cast<double>(y + height) / denom - y0};
+  }
+
+  // 3. Columns: libjpeg widens [x0, x1) to the iMCU boundary on the left, and treats
+  //    both ends of what it decodes as the image's edges, where fancy upsampling
+  //    repeats the last chroma sample instead of reading its neighbour. So ask for a
+  //    margin on each side (a real edge needs none): then every column of the window
+  //    is upsampled as in a full decode, and the window is exact.
+  const int crop_x0 = std::max(x0 - kUpsamplingMargin, 0);
+  const int crop_x1 = std::min(x1 + kUpsamplingMargin, scaled_width);
+  JDIMENSION crop_x = static_cast<JDIMENSION>(crop_x0);
+  JDIMENSION crop_width = static_cast<JDIMENSION>(crop_x1 - crop_x0);
+  if (crop_x1 - crop_x0 < scaled_width) jpeg_crop_scanline(&cinfo, &crop_x, &crop_width);
+  const int components = cinfo.output_components;
+  row.resize(static_cast<size_t>(cinfo.output_width) * components);
+  const size_t skip_bytes = static_cast<size_t>(x0 - static_cast<int>(crop_x)) * components;
+
+  // 4. Rows: skip to y0 (entropy-decoded but not IDCT'd), then read the window's rows.
+  image.width = x1 - x0;
+  image.height = y1 - y0;
+  image.channels = channels;
+  const size_t window_row_bytes = static_cast<size_t>(image.width) * components;
+  std::vector<uint8_t>& target = is_cmyk ? cmyk : image.pixels;
+  target.resize(window_row_bytes * image.height);
+  if (y0 > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(y0));
+  for (int r = 0; r < image.height; ++r) {
+    JSAMPROW rows[1] = {row.data()};
+    while (jpeg_read_scanlines(&cinfo, rows, 1) != 1) {
+      // Only a suspending data source returns 0 rows; the memory source never does.
+    }
+    std::memcpy(target.data() + r * window_row_bytes, row.data() + skip_bytes, window_row_bytes);
+  }
+  // 5. The rest of the image is not decoded.
+  jpeg_abort_decompress(&cinfo);
+  if (is_cmyk) {
+    image.pixels.resize(image.row_bytes() * image.height);
+    CmykToRgbOrGray(cmyk, ScanJpegMarkers(jpeg).adobe, image);
+  }
+  return image;
+}
+
+}  // namespace
+
+ImageInfo ReadDisplayedJpegInfo(std::string_view jpeg, const std::string& path) {
+  ImageInfo info = ReadImageInfo(jpeg, path);
+  if (info.format != ImageFormat::kJpeg) {
+    throw DataError(path, std::nullopt,
+                    std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
+  }
+  const int width = info.decoded_width(), height = info.decoded_height();
+  info.width = width;
+  info.height = height;
+  info.orientation = 1;
+  return info;
+}
+
+Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options, int* scale) {
+  return DecodeJpegRegion(jpeg, path, options, scale, nullptr);
+}
+
+Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options, int* scale, PixelBox* box) {
+  if (options.channels != 1 && options.channels != 3) {
+    throw Error("DecodeJpegRegion: channels must be 1 or 3, not " +
+                std::to_string(options.channels));
+  }
+  // 1. Header checks (format, process, size limit) as DecodeImage makes them.
+  ImageInfo info = ReadImageInfo(jpeg, path, options.max_pixels);
+  if (info.format != ImageFormat::kJpeg) {
+    throw DataError(path, std::nullopt,
+                    std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
+  }
+  const int orientation = options.apply_exif_orientation ? info.orientation : 1;
+  const bool transposed = orientation >= 5;
+  const int displayed_width = transposed ? info.height : info.width;
+  const int displayed_height = transposed ? info.width : info.height;
+
+  // 2. The window, checked in displayed coordinates, then mapped to stored ones.
+  CropWindow window = options.crop.value_or(CropWindow{0, 0, displayed_width, displayed_height});
+  if (window.width < 1 || window.height < 1 || window.x < 0 || window.y < 0 ||
+      window.x > displayed_width - window.width || window.y > displayed_height - window.height) {
+    throw Error(path + ": crop window " + std::to_string(window.width) + "x" +
+                std::to_string(window.height) + " at (" + std::to_string(window.x) + ", " +
+                std::to_string(window.y) + ") is not inside the " +
+                std::to_string(displayed_width) + "x" + std::to_string(displayed_height) +
+                " image");
+  }
+  PixelBox stored = DisplayedToStored(
+      PixelBox{static_cast<double>(window.x), static_cast<double>(window.y),
+               static_cast<double>(window.x + window.width),
+               static_cast<double>(window.y + window.height)},
+      orientation, info.width, info.height);
+  const int sx = static_cast<int>(stored.x0), sy = static_cast<int>(stored.y0);
+  const int sw = static_cast<int>(stored.width()), sh = static_cast<int>(stored.height());
+
+  // 3. Decode the stored window at the chosen scale, then orient it.
+  const int denom = transposed ? ChooseScale(sw, sh, options.min_height, options.min_width)
+                               : ChooseScale(sw, sh, options.min_width, options.min_height);
+  PixelBox stored_box;
+  Image image;
+  try {
+    image = DecodeStoredRegion(jpeg, path, info, sx, sy, sw, sh, denom, options.channels,
+                               &stored_box);
+  } catch (const std::bad_alloc&) {
+    throw DataError(path, std::nullopt,
+                    "out of memory decoding a " + std::to_string(sw) + "x" + std::to_string(sh) +
+                        " window");
+  }
+  if (box != nullptr) {
+    *box = StoredToDisplayed(stored_box, orientation, image.width, image.height);
+  }
+  if (scale != nullptr) *scale = denom;
+  return ApplyExifOrientation(std::move(image), orientation);
+}
+
+}  // namespace imgpipe

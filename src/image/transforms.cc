@@ -1,0 +1,182 @@
+#include "image/transforms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "util/error.h"
+
+namespace imgpipe {
+namespace {
+
+// Python's round(): to nearest, ties to even (the default floating-point rounding mode).
+int PyRound(double v) { return static_cast<int>(std::nearbyint(v)); }
+
+// torchvision's rgb_to_grayscale on uint8 tensors: float weights, truncated to uint8.
+uint8_t Gray(const uint8_t* p) {
+  return static_cast<uint8_t>(0.2989f * p[0] + 0.587f * p[1] + 0.114f * p[2]);
+}
+
+// torchvision's _blend on uint8: ratio * a + (1 - ratio) * b, clamped to [0, 255] and
+// truncated (Tensor.to(uint8)).
+uint8_t Blend(uint8_t a, float b, float ratio) {
+  float v = ratio * a + (1.0f - ratio) * b;
+  return static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
+}
+
+void AdjustBrightness(Image* image, float factor) {
+  for (uint8_t& v : image->pixels) v = Blend(v, 0.0f, factor);
+}
+
+void AdjustContrast(Image* image, float factor) {
+  // 1. The mean of the grayscale image (of the image itself when it has one channel).
+  const size_t n = static_cast<size_t>(image->width) * image->height;
+  const int c = image->channels;
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = &image->pixels[i * c];
+    sum += c >= 3 ? Gray(p) : p[0];
+  }
+  const float mean = n == 0 ? 0.0f : static_cast<float>(sum / n);
+  // 2. Blend every sample with it.
+  for (uint8_t& v : image->pixels) v = Blend(v, mean, factor);
+}
+
+void AdjustSaturation(Image* image, float factor) {
+  if (image->channels < 3) return;  // as torchvision: grey has no saturation
+  const size_t n = static_cast<size_t>(image->width) * image->height;
+  for (size_t i = 0; i < n; ++i) {
+    uint8_t* p = &image->pixels[i * image->channels];
+    const float gray = Gray(p);
+    for (int k = 0; k < 3; ++k) p[k] = Blend(p[k], gray, factor);
+  }
+}
+
+}  // namespace
+
+CropWindow SampleRandomResizedCrop(int width, int height, SplitMix64& random, double scale_min,
+                                   double scale_max, double ratio_min, double ratio_max) {
+  if (width < 1 || height < 1 || !(scale_min > 0 && scale_min <= scale_max) ||
+      !(ratio_min > 0 && ratio_min <= ratio_max)) {
+    throw Error("SampleRandomResizedCrop: bad arguments: " + std::to_string(width) + "x" +
+                std::to_string(height) + ", scale [" + std::to_string(scale_min) + ", " +
+                std::to_string(scale_max) + "], ratio [" + std::to_string(ratio_min) + ", " +
+                std::to_string(ratio_max) + "]");
+  }
+  // 1. Up to 10 tries: an area fraction and a log-uniform aspect ratio.
+  const double area = static_cast<double>(width) * height;
+  const double log_ratio_min = std::log(ratio_min), log_ratio_max = std::log(ratio_max);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double target_area = area * random.Uniform(scale_min, scale_max);
+    const double aspect_ratio = std::exp(random.Uniform(log_ratio_min, log_ratio_max));
+    const int w = PyRound(std::sqrt(target_area * aspect_ratio));
+    const int h = PyRound(std::sqrt(target_area / aspect_ratio));
+    if (0 < w && w <= width && 0 < h && h <= height) {
+      // torchvision draws the top row first, then the left column.
+      const int y = static_cast<int>(random.Below(static_cast<uint64_t>(height - h + 1)));
+      const int x = static_cast<int>(random.Below(static_cast<uint64_t>(width - w + 1)));
+      return {x, y, w, h};
+    }
+  }
+  // 2. Fallback: the largest centred window whose ratio is clamped into range.
+  const double in_ratio = static_cast<double>(width) / height;
+  int w = width, h = height;
+  if (in_ratio < ratio_min) {
+    h = std::clamp(PyRound(w / ratio_min), 1, height);
+  } else if (in_ratio > ratio_max) {
+    w = std::clamp(PyRound(h * ratio_max), 1, width);
+  }
+  return {(width - w) / 2, (height - h) / 2, w, h};
+}
+
+CropWindow CenterCropWindow(int width, int height, int resize_size, int crop_size) {
+  if (width < 1 || height < 1 || resize_size < 1 || crop_size < 1) {
+    throw Error("CenterCropWindow: bad arguments: " + std::to_string(width) + "x" +
+                std::to_string(height) + ", resize " + std::to_string(resize_size) +
+                ", crop " + std::to_string(crop_size));
+  }
+  // The crop's side in the original image: crop_size resized pixels, at resize_size
+  // per shorter side; at most the shorter side (torchvision would pad).
+  const int shorter = std::min(width, height);
+  const int side = std::clamp(
+      PyRound(static_cast<double>(crop_size) * shorter / resize_size), 1, shorter);
+  return {PyRound((width - side) / 2.0), PyRound((height - side) / 2.0), side, side};
+}
+
+PixelBox CenterCropBox(int width, int height, int resize_size, int crop_size) {
+  CenterCropWindow(width, height, resize_size, crop_size);  // checks the arguments
+  // 1. torchvision's Resize(resize_size): the shorter side to resize_size, the longer
+  //    in proportion, truncated.
+  const bool wide = width > height;
+  const int shorter = wide ? height : width, longer = wide ? width : height;
+  const int resized_long = static_cast<int>(static_cast<double>(resize_size) * longer / shorter);
+  const int resized_width = wide ? resized_long : resize_size;
+  const int resized_height = wide ? resize_size : resized_long;
+  // 2. CenterCrop(crop_size) there, mapped back to the original image.
+  const int crop_width = std::min(crop_size, resized_width);
+  const int crop_height = std::min(crop_size, resized_height);
+  const int left = PyRound((resized_width - crop_width) / 2.0);
+  const int top = PyRound((resized_height - crop_height) / 2.0);
+  const double sx = static_cast<double>(width) / resized_width;
+  const double sy = static_cast<double>(height) / resized_height;
+  return {left * sx, top * sy, (left + crop_width) * sx, (top + crop_height) * sy};
+}
+
+void HorizontalFlip(Image* image) {
+  const int c = image->channels;
+  for (int y = 0; y < image->height; ++y) {
+    uint8_t* left = image->row(y);
+    uint8_t* right = left + static_cast<size_t>(image->width - 1) * c;
+    for (; left < right; left += c, right -= c) std::swap_ranges(left, left + c, right);
+  }
+}
+
+void ColorJitter(Image* image, const ColorJitterOptions& options, SplitMix64& random) {
+  // 1. torchvision's order of draws: a permutation of the components, then each
+  //    enabled component's factor in [max(0, 1 - v), 1 + v].
+  int order[3] = {0, 1, 2};
+  for (int i = 2; i > 0; --i) std::swap(order[i], order[random.Below(i + 1)]);
+  const float settings[3] = {options.brightness, options.contrast, options.saturation};
+  float factors[3] = {1, 1, 1};
+  for (int k = 0; k < 3; ++k) {
+    if (settings[k] > 0) {
+      factors[k] = static_cast<float>(
+          random.Uniform(std::max(0.0, 1.0 - settings[k]), 1.0 + settings[k]));
+    }
+  }
+  // 2. Apply them in that order.
+  for (int k : order) {
+    if (settings[k] <= 0) continue;
+    switch (k) {
+      case 0: AdjustBrightness(image, factors[k]); break;
+      case 1: AdjustContrast(image, factors[k]); break;
+      case 2: AdjustSaturation(image, factors[k]); break;
+    }
+  }
+}
+
+void NormalizeToChw(const Image& image, const std::array<float, 3>& mean,
+                    const std::array<float, 3>& std, float* out) {
+  const int c = image.channels;
+  if (c != 3) {
+    throw Error("NormalizeToChw: needs 3 channels, not " + std::to_string(c));
+  }
+  // A table per channel: (v / 255 - mean) / std for every byte value.
+  float table[3][256];
+  for (int k = 0; k < 3; ++k) {
+    for (int v = 0; v < 256; ++v) table[k][v] = (v / 255.0f - mean[k]) / std[k];
+  }
+  const size_t plane = static_cast<size_t>(image.width) * image.height;
+  const uint8_t* p = image.pixels.data();
+  float* r = out;
+  float* g = out + plane;
+  float* b = out + 2 * plane;
+  for (size_t i = 0; i < plane; ++i, p += 3) {
+    r[i] = table[0][p[0]];
+    g[i] = table[1][p[1]];
+    b[i] = table[2][p[2]];
+  }
+}
+
+}  // namespace imgpipe
