@@ -3,7 +3,8 @@
 #   1. converts the real photos in ../shared/testdata/images/photos-by-class
 #      (train/validation split, decode-verified) and inspects the shards;
 #   2. generates a synthetic labelled set with `imgpipe synth`, converts it into
-#      sharded TFRecords, and inspects them.
+#      sharded TFRecords, and inspects them;
+#   3. runs the input-pipeline ladder on that set and prints its table.
 set -euo pipefail
 build=${1:-build}
 imgpipe="$build/src/cli/imgpipe"
@@ -28,5 +29,8 @@ echo "== 2. Generated set: 10 classes x 200 images, 256x256"
 "$imgpipe" convert --input "$out/synth" --output "$out/synth-shards" \
   --split train=0.9,validation=0.1 --shard-size 8MB
 "$imgpipe" inspect --max-classes 10 "$out"/synth-shards/train-00000-*.tfrecord
+echo
+echo "== 3. The input pipeline, step by step (imgpipe bench --ladder, train preset)"
+"$imgpipe" bench --data "$out/synth-shards" --images "$out/synth" --ladder --seconds 5 --warmup 1
 echo
 echo "demo output in $out"

@@ -22,6 +22,7 @@ struct BenchFlags {
   double warmup = 2;
   size_t batch_size = 64;
   int image_size = 224;
+  std::string layout = "float32";
   std::string trace;
   bool json = false;
 };
@@ -48,7 +49,7 @@ nlohmann::json StagesJson(const BenchResult& r) {
   nlohmann::json stages = nlohmann::json::array();
   for (size_t i = 0; i < r.stats_after.size(); ++i) {
     const auto& a = r.stats_after[i];
-    pipeline::StageSnapshot b = i < r.stats_before.size() ? r.stats_before[i] : pipeline::StageSnapshot{};
+    pipeline::StageSnapshot b = pipeline::MatchingStage(a, r.stats_before);
     double s = r.seconds > 0 ? r.seconds : 1e-9;
     stages.push_back({{"name", a.name},
                       {"depth", a.depth},
@@ -88,7 +89,9 @@ void RunBench(const BenchFlags& f) {
   BenchOptions options;
   options.seconds = f.seconds;
   options.warmup_seconds = f.warmup;
-  options.threads = f.threads > 0 ? f.threads : AvailableCpus();
+  // N threads means N cores: every thread of the pipeline (readers, workers,
+  // prefetchers, this consumer) shares them.
+  options.threads = f.threads > 0 ? RestrictToCpus(f.threads) : AvailableCpus();
   TrainPreset train;
   train.size = f.image_size;
   EvalPreset eval;
@@ -185,6 +188,10 @@ void AddBenchCommand(CLI::App& app) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--image-size", f->image_size, "Output image side")
       ->capture_default_str()->check(CLI::Range(8, 4096));
+  cmd->add_option("--layout", f->layout,
+                  "Output: float32 (normalised NCHW, as ToTensor+Normalize) or uint8 (NHWC, "
+                  "to normalise on the GPU)")
+      ->capture_default_str()->check(CLI::IsMember({"float32", "uint8"}));
   cmd->add_option("--trace", f->trace, "Write a Chrome trace-event JSON file of every thread");
   cmd->add_flag("--json", f->json, "Print one JSON object");
   cmd->callback([f] { RunBench(*f); });

@@ -4,8 +4,10 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "util/malloc_tuning.h"
 
 int main(int argc, char** argv) {
+  imgpipe::TuneMallocForLargeBuffers();
   CLI::App app{"imgpipe: fast image input pipelines, TFRecord conversion and training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "imgpipe 0.1");

@@ -55,7 +55,7 @@ class BadElementLog {
 };
 
 // The consumer's thread pulls input elements and hands them to worker threads, keeping
-// up to `active` running and up to 2 x `active` finished but not yet delivered; it
+// up to 2 x `active` queued or running and up to 4 x `active` not yet delivered; it
 // delivers in input order (deterministic) or as finished. Save happens between Next
 // calls, so the state is: the input's state, plus the inputs of elements pulled but not
 // delivered (encoded with ElementCodec<T>), which Restore maps again with the same
@@ -97,7 +97,7 @@ class MapIterator : public Iterator<U> {
       for (int i = 0; i < max_threads_; ++i) {
         workers_.emplace_back([this, i] {
           trace::SetThreadName(stats_->name + " worker " + std::to_string(i));
-          WorkerLoop();
+          WorkerLoop(i);
         });
       }
     }
@@ -194,7 +194,9 @@ class MapIterator : public Iterator<U> {
     while (true) {
       std::unique_lock<std::mutex> lock(mu_);
       const size_t active = static_cast<size_t>(Active());
-      if (running_ >= active || results_.size() >= 3 * active) return;
+      // Two tasks per worker in flight, so a worker that finishes one finds the next
+      // queued without waiting for this thread; at most 4 per worker unconsumed.
+      if (running_ >= 2 * active || results_.size() >= 4 * active) return;
       if (!replay_.empty()) {
         uint64_t seq = replay_.front();
         replay_.pop_front();
@@ -235,13 +237,16 @@ class MapIterator : public Iterator<U> {
     results_[task.seq];  // reserve the slot, not done
     ++running_;
     tasks_.push_back(std::move(task));
-    cv_.notify_one();
+    cv_.notify_all();
   }
 
-  void WorkerLoop() {
+  // Worker `index` takes tasks while index < Active() (autotune parks the rest).
+  void WorkerLoop(int index) {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      cv_.wait_for(lock, std::chrono::milliseconds(100),
+                   [&] { return stopping_ || (!tasks_.empty() && index < Active()); });
+      if (!stopping_ && (tasks_.empty() || index >= Active())) continue;
       if (stopping_) return;
       Task task = std::move(tasks_.front());
       tasks_.pop_front();

@@ -16,11 +16,9 @@ std::vector<StageDelta> Deltas(const std::vector<StageSnapshot>& before,
                                const std::vector<StageSnapshot>& after) {
   std::vector<StageDelta> out;
   for (size_t i = 0; i < after.size(); ++i) {
-    const StageSnapshot* b = i < before.size() ? &before[i] : nullptr;
     const StageSnapshot& a = after[i];
-    auto d = [&](uint64_t StageSnapshot::*field) {
-      return static_cast<double>(a.*field - (b ? b->*field : 0));
-    };
+    const StageSnapshot b = MatchingStage(a, before);
+    auto d = [&](uint64_t StageSnapshot::*field) { return static_cast<double>(a.*field - b.*field); };
     out.push_back({&a, d(&StageSnapshot::elements), d(&StageSnapshot::bytes),
                    d(&StageSnapshot::busy_ns) / 1e9, d(&StageSnapshot::input_wait_ns) / 1e9,
                    d(&StageSnapshot::output_wait_ns) / 1e9, d(&StageSnapshot::errors)});
@@ -35,6 +33,13 @@ double Utilisation(const StageDelta& d, double wall_seconds) {
 }
 
 }  // namespace
+
+StageSnapshot MatchingStage(const StageSnapshot& after, const std::vector<StageSnapshot>& before) {
+  for (const StageSnapshot& b : before) {
+    if (b.key == after.key && b.name == after.name && b.depth == after.depth) return b;
+  }
+  return StageSnapshot{};
+}
 
 StageStats* StatsRegistry::Register(const std::string& name, int depth, const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -53,11 +58,18 @@ StageStats* StatsRegistry::Register(const std::string& name, int depth, const st
 std::vector<StageSnapshot> StatsRegistry::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<StageSnapshot> out;
-  for (const auto& s : stages_) {
-    out.push_back({s->name, s->depth, s->elements.load(), s->bytes.load(), s->busy_ns.load(),
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    const auto& s = stages_[i];
+    out.push_back({s->name, keys_[i], s->depth, s->elements.load(), s->bytes.load(), s->busy_ns.load(),
                    s->input_wait_ns.load(), s->output_wait_ns.load(), s->errors.load(),
                    s->buffer_fill.load(), s->buffer_capacity.load(), s->parallelism.load()});
   }
+  // Keys are paths ("0.prefetch/1.batch/2.map"): sorted, they list each stage before
+  // its inputs. Stages without a key keep their registration order, after the rest.
+  std::stable_sort(out.begin(), out.end(), [](const StageSnapshot& a, const StageSnapshot& b) {
+    if (a.key.empty() != b.key.empty()) return b.key.empty();
+    return a.key < b.key;
+  });
   return out;
 }
 

@@ -35,6 +35,7 @@ struct StageStats {
 // A plain-value copy of StageStats, for reports.
 struct StageSnapshot {
   std::string name;
+  std::string key;  // the stage's place in the pipeline (its state prefix)
   int depth = 0;
   uint64_t elements = 0, bytes = 0, busy_ns = 0, input_wait_ns = 0, output_wait_ns = 0, errors = 0;
   int64_t buffer_fill = 0, buffer_capacity = 0, parallelism = 1;
@@ -47,6 +48,8 @@ class StatsRegistry {
   // stage's counters add up over the passes of a Repeat; valid while the registry
   // lives. An empty key always makes a new one.
   StageStats* Register(const std::string& name, int depth, const std::string& key = "");
+  // Every stage, in pipeline order (the consumer's stage first, each stage followed by
+  // its inputs).
   std::vector<StageSnapshot> Snapshot() const;
 
  private:
@@ -54,6 +57,10 @@ class StatsRegistry {
   std::vector<std::unique_ptr<StageStats>> stages_;  // guarded by mu_
   std::vector<std::string> keys_;                    // guarded by mu_, one per stage
 };
+
+// The snapshot of `after`'s stage in `before` (same key, name and depth), or an empty
+// one (all counters zero) when the stage did not exist yet.
+StageSnapshot MatchingStage(const StageSnapshot& after, const std::vector<StageSnapshot>& before);
 
 // Names the stage that limits throughput, in plain words, from two snapshots taken
 // `wall_seconds` apart, e.g. "map(train_preset) is the bottleneck: its 2 threads are

@@ -11,6 +11,7 @@ StageSnapshot Stage(const std::string& name, int depth, uint64_t busy_ms, int64_
                     uint64_t output_wait_ms = 0) {
   StageSnapshot s;
   s.name = name;
+  s.key = std::to_string(depth) + "." + name;
   s.depth = depth;
   s.elements = 1000;
   s.busy_ns = busy_ms * 1'000'000;
@@ -46,8 +47,9 @@ TEST(BottleneckReport, StarvedWithoutASaturatedStage) {
 
 TEST(StatsTable, OneLinePerStage) {
   StatsRegistry registry;
-  StageStats* a = registry.Register("batch", 0);
-  registry.Register("map", 1);
+  registry.Register("map", 1, "0.batch/1.map");
+  StageStats* a = registry.Register("batch", 0, "0.batch");
+  EXPECT_EQ(registry.Register("batch", 0, "0.batch"), a);  // one per key
   a->elements = 50;
   auto snapshot = registry.Snapshot();
   ASSERT_EQ(snapshot.size(), 2u);

@@ -58,6 +58,22 @@ void ParallelFor(ThreadPool& pool, size_t n, const std::function<void(size_t)>& 
   if (first) std::rethrow_exception(first);
 }
 
+int RestrictToCpus(int n) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return AvailableCpus();
+  cpu_set_t chosen;
+  CPU_ZERO(&chosen);
+  int taken = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && taken < n; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) {
+      CPU_SET(cpu, &chosen);
+      ++taken;
+    }
+  }
+  if (taken > 0) sched_setaffinity(0, sizeof(chosen), &chosen);
+  return AvailableCpus();
+}
+
 int AvailableCpus() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));

@@ -50,4 +50,9 @@ void ParallelFor(ThreadPool& pool, size_t n, const std::function<void(size_t)>& 
 // The number of CPUs this process may run on (sched_getaffinity), at least 1.
 int AvailableCpus();
 
+// Limits the calling thread, and the threads it starts afterwards, to the first `n`
+// of the CPUs it may run on (so "N threads" in a benchmark means N cores). Returns the
+// number of CPUs now allowed.
+int RestrictToCpus(int n);
+
 }  // namespace imgpipe

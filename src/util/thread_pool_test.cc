@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <thread>
 
 namespace imgpipe {
 namespace {
@@ -27,6 +28,17 @@ TEST(ThreadPool, ExceptionReachesCaller) {
                            }),
                std::runtime_error);
   EXPECT_EQ(ran.load(), 10);
+}
+
+TEST(RestrictToCpus, LimitsThisThreadAndItsChildren) {
+  std::thread([] {
+    int before = AvailableCpus();
+    EXPECT_EQ(RestrictToCpus(1), 1);
+    int in_child = 0;
+    std::thread([&] { in_child = AvailableCpus(); }).join();
+    EXPECT_EQ(in_child, 1);
+    EXPECT_EQ(RestrictToCpus(before + 5), 1);  // can only narrow what is allowed
+  }).join();
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace imgpipe::trace {
 namespace {
 
 struct Event {
-  const char* name;
+  std::string name;  // a copy: stage names may die before the trace is written
   int64_t start_us;
   int64_t duration_us;
 };

@@ -20,8 +20,7 @@ inline std::atomic<bool>& EnabledFlag() {
 }
 inline bool IsEnabled() { return EnabledFlag().load(std::memory_order_relaxed); }
 
-// Records a complete event ("ph":"X") on the calling thread. `name` must outlive the
-// recorder (a string literal or a stage name kept by its owner).
+// Records a complete event ("ph":"X") on the calling thread (`name` is copied).
 void Record(const char* name, std::chrono::steady_clock::time_point start,
             std::chrono::steady_clock::time_point end);
 
@@ -31,7 +30,7 @@ void SetThreadName(const std::string& name);
 // Writes every recorded event; returns the number of events. Throws IoError.
 size_t WriteChromeTrace(const std::string& path);
 
-// Records the enclosing scope as one event.
+// Records the enclosing scope as one event; `name` must live until the scope ends.
 class ScopedTrace {
  public:
   explicit ScopedTrace(const char* name) : name_(IsEnabled() ? name : nullptr) {
