@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test demo bench clean fuzz
 
 all: build
 
@@ -29,3 +29,34 @@ bench: build
 
 clean:
 	rm -rf $(BUILD)
+
+# Sanitizer builds, each in its own folder: every test under AddressSanitizer +
+# UndefinedBehaviorSanitizer (build-asan), and the threaded parts (the pipeline tests and
+# the thread pool) under ThreadSanitizer (build-tsan). Any report fails the run.
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+TSAN_TESTS ?= pipeline_test util_test
+TSAN_TEST_REGEX ?= ^(pipeline_test\.|util_test\.ThreadPool\.)
+
+.PHONY: test-sanitize test-asan test-tsan
+test-sanitize: test-asan test-tsan
+
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=address
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && \
+	  ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=thread
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
+	cd $(TSAN_BUILD) && \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TEST_REGEX)'
+
+# libFuzzer targets (clang, ASan, UBSan) built in build-fuzz/, each run for 60 s.
+fuzz: deps
+	bash scripts/fuzz.sh 60

@@ -319,7 +319,7 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
     ShardPart part;
     std::vector<IndexEntry> index;
     {
-      AtomicFileWriter file(shard_path);
+      AtomicFileWriter file(shard_path, options.shard_opener);
       TfRecordWriter writer(file.file());
       for (size_t k = 0; k < shard->inputs.size(); ++k) {
         submit_up_to(submitted + ahead - in_flight.size());
@@ -339,10 +339,12 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
       }
       writer.Close();
       part.bytes = writer.bytes_written();
+      // The shard takes its final name last, so that a .tfrecord in the output always
+      // has its index and part file, even when a write fails (e.g. a full disk).
+      WriteIndexFile(IndexPathFor(shard_path), index);
+      WriteFileAtomic(PartPath(options.output, *shard), part.ToJson(*shard).dump(1) + "\n");
       file.Commit();
     }
-    WriteIndexFile(IndexPathFor(shard_path), index);
-    WriteFileAtomic(PartPath(options.output, *shard), part.ToJson(*shard).dump(1) + "\n");
     ++summary.shards_this_run;
     summary.input_bytes_this_run += shard->input_bytes;
   }

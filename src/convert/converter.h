@@ -10,7 +10,8 @@
 //   .imgpipe/plan.json                  what the run was asked to do (checked on resume)
 //   .imgpipe/<shard>.json               a finished shard's counts and rejects
 // Every file is written under a temporary name and renamed into place, so a final
-// name never holds a partial file. A shard counts as done when its .json exists.
+// name never holds a partial file. A shard is renamed into place after its index and
+// part file are written; it counts as done when all three are there.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 
 #include "convert/convert_plan.h"
 #include "convert/image_example.h"
+#include "util/file.h"
 
 namespace imgpipe {
 
@@ -33,6 +35,9 @@ struct ConvertOptions {
   bool resume = false; // keep shards already done by an earlier run of the same plan
   int worker = 0;      // this process converts the shards i with i % num_workers == worker
   int num_workers = 1;
+  // Makes the file each shard is written to (tests substitute one that fails, e.g.
+  // with ENOSPC); by default OpenWritableFile.
+  AtomicFileWriter::Opener shard_opener = nullptr;
 };
 
 // Progress after each image: images done (written or rejected) and input bytes read,

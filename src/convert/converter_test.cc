@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,6 +15,7 @@
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/unprivileged_test_util.h"
 
 namespace imgpipe {
 namespace {
@@ -218,6 +221,136 @@ TEST(RunConvert, WorkersSplitTheShards) {
     EXPECT_EQ(ReadFile(JoinPath(options.output, s.file_name)),
               ReadFile(JoinPath(single_dir, s.file_name)))
         << s.file_name;
+  }
+}
+
+// Damaged inputs through a manifest, converted by an unprivileged process (so that the
+// unreadable file is unreadable when the test runs as root): each is rejected with its
+// path and a reason, and written + rejected = inputs.
+TEST(RunConvert, DamagedAndUnreadableInputsAreRejectedWithReasons) {
+  std::string dir = FreshDir("damaged");
+  MakeWritableByAnyone(dir);
+  std::string photos = kTestData + "/images/photos-by-class";
+  std::string cls = ListDirectory(photos)[0];
+  std::string photo = photos + "/" + cls + "/" + ListDirectory(photos + "/" + cls)[0];
+  std::string bytes = ReadFile(photo);
+  WriteFileAtomic(dir + "/empty.jpg", "");
+  WriteFileAtomic(dir + "/truncated.jpg", bytes.substr(0, bytes.size() / 2));
+  WriteFileAtomic(dir + "/unreadable.jpg", bytes);
+  MakeUnreadable(dir + "/unreadable.jpg");
+  MakeDirectories(dir + "/folder.jpg");
+  WriteFileAtomic(dir + "/list.csv", "path,label\n" + photo +
+                                         ",a\nempty.jpg,a\ntruncated.jpg,b\nunreadable.jpg,b\n"
+                                         "folder.jpg,b\n");
+  UnprivilegedResult r = RunUnprivileged([&](std::string* message) {
+    ConvertOptions options;
+    options.input = dir + "/list.csv";
+    options.output = dir + "/out";
+    options.image.verify = VerifyMode::kDecode;
+    ConvertSummary summary = RunConvert(options);
+    *message = std::to_string(summary.written) + "+" + std::to_string(summary.rejected);
+    return summary.complete ? 0 : 1;
+  });
+  ASSERT_EQ(r.status, 0) << r.message;
+  EXPECT_EQ(r.message, "1+4");
+  std::string rejects = ReadFile(dir + "/out/rejects.csv");
+  for (const std::string& line :
+       {dir + "/unreadable.jpg,open: Permission denied\n", dir + "/folder.jpg,open: Is a directory\n",
+        dir + "/empty.jpg,", dir + "/truncated.jpg,"}) {
+    EXPECT_NE(rejects.find(line), std::string::npos) << line << " not in\n" << rejects;
+  }
+  EXPECT_EQ(rejects.find(",\n"), std::string::npos) << "a reject without a reason";
+  EXPECT_NE(rejects.find("truncated.jpg,offset "), std::string::npos) << rejects;
+}
+
+// A shard file that fails like a full disk: it writes through to the real file until
+// the bytes left in `disk_bytes_left` (shared by every shard) run out, then throws
+// IoError(path, "write", ENOSPC).
+std::atomic<int64_t> disk_bytes_left{0};
+
+class DiskFullFile : public WritableFile {
+ public:
+  explicit DiskFullFile(std::unique_ptr<WritableFile> file) : file_(std::move(file)) {}
+  void Append(std::string_view data) override {
+    if (disk_bytes_left.fetch_sub(static_cast<int64_t>(data.size())) < static_cast<int64_t>(data.size())) {
+      disk_bytes_left = 0;
+      throw IoError(path(), "write", ENOSPC);
+    }
+    file_->Append(data);
+  }
+  void Flush() override { file_->Flush(); }
+  void Sync() override { file_->Sync(); }
+  void Close() override { file_->Close(); }
+  const std::string& path() const override { return file_->path(); }
+
+ private:
+  std::unique_ptr<WritableFile> file_;
+};
+
+std::unique_ptr<WritableFile> OpenDiskFullFile(const std::string& path) {
+  return std::make_unique<DiskFullFile>(OpenWritableFile(path));
+}
+
+// Every .tfrecord in `output` is complete: readable to its end, its index matching and
+// its part file in .imgpipe/ agreeing on the record count. Returns how many there are.
+size_t CheckEveryShardIsComplete(const std::string& output) {
+  size_t shards = 0;
+  for (const std::string& name : ListDirectory(output)) {
+    EXPECT_EQ(name.find(kTemporarySuffix), std::string::npos) << "leftover " << name;
+    if (name.size() < 9 || name.substr(name.size() - 9) != ".tfrecord") continue;
+    ++shards;
+    ShardContents contents = ReadShard(JoinPath(output, name));  // checks the index too
+    auto part = nlohmann::json::parse(ReadFile(output + "/.imgpipe/" + name + ".json"));
+    EXPECT_EQ(part["records"].get<size_t>(), contents.filenames.size()) << name;
+    EXPECT_EQ(part["bytes"].get<uint64_t>(), FileSize(JoinPath(output, name))) << name;
+  }
+  for (const std::string& name : ListDirectory(output + "/.imgpipe")) {
+    EXPECT_EQ(name.find(kTemporarySuffix), std::string::npos) << "leftover .imgpipe/" << name;
+  }
+  return shards;
+}
+
+// The disk fills while the third shard is written: an IoError naming the shard's file
+// and ENOSPC, the two finished shards complete, no partial file under a final name, and
+// --resume (with space again) finishes byte-identical to an uninterrupted run.
+TEST(RunConvert, DiskFullFailsCleanlyAndResumes) {
+  ConvertOptions options;
+  options.input = kTestData + "/images/photos-by-class";
+  options.plan.min_shards = 5;
+  options.threads = 2;
+  std::string reference_dir = FreshDir("disk_full_reference");
+  options.output = reference_dir;
+  ConvertSummary reference = RunConvert(options);
+  ASSERT_EQ(reference.shards.size(), 5u);
+
+  options.output = FreshDir("disk_full");
+  options.shard_opener = &OpenDiskFullFile;
+  disk_bytes_left = static_cast<int64_t>(reference.shards[0].bytes + reference.shards[1].bytes +
+                                         reference.shards[2].bytes / 2);
+  try {
+    RunConvert(options);
+    FAIL() << "no error on a full disk";
+  } catch (const IoError& e) {
+    EXPECT_EQ(e.error_number(), ENOSPC);
+    std::string shard = JoinPath(options.output, reference.shards[2].file_name);
+    EXPECT_EQ(std::string(e.what()).rfind(shard + ".", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find(": write: No space left on device"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(CheckEveryShardIsComplete(options.output), 2u);
+  EXPECT_FALSE(PathExists(options.output + "/dataset.json"));
+
+  options.shard_opener = nullptr;
+  options.resume = true;
+  ConvertSummary resumed = RunConvert(options);
+  EXPECT_TRUE(resumed.complete);
+  EXPECT_EQ(resumed.shards_resumed, 2u);
+  EXPECT_EQ(resumed.written + resumed.rejected, resumed.inputs);
+  std::vector<std::string> names = {"dataset.json", "rejects.csv", "labels.txt"};
+  for (const ShardSummary& s : reference.shards) names.push_back(s.file_name);
+  for (const std::string& name : names) {
+    EXPECT_TRUE(ReadFile(JoinPath(options.output, name)) == ReadFile(JoinPath(reference_dir, name)))
+        << name;
   }
 }
 

@@ -3,7 +3,15 @@
 #include <algorithm>
 #include <chrono>
 
+#include <unistd.h>
+
 namespace imgpipe::pipeline {
+
+uint64_t PhysicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * page_size : 0;
+}
 
 Autotuner::Autotuner(int cpu_budget, uint64_t ram_budget_bytes)
     : cpu_budget_(std::max(1, cpu_budget)), ram_budget_bytes_(ram_budget_bytes) {}

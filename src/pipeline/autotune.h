@@ -29,6 +29,9 @@ struct Knob {
   uint64_t element_bytes = 0;    // buffers: bytes per element, for the RAM budget
 };
 
+// Bytes of physical memory (sysconf), for the default RAM budget.
+uint64_t PhysicalMemoryBytes();
+
 class Autotuner {
  public:
   // `consumer` is the root stage's statistics (its output_wait_ns is the time the

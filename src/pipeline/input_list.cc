@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -80,7 +81,12 @@ std::vector<std::string> ParseCsvRecord(std::string_view text, size_t* pos,
 struct RawEntry {
   std::string path;
   std::string label;
+  uint64_t offset = 0;  // of its line in the manifest, for errors
 };
+
+// Integer labels are class indices, and classes 0..max_label all get a name, so a
+// larger label is refused rather than allocating a class list to match.
+constexpr int kMaxIntegerLabel = (1 << 20) - 1;
 
 std::string Trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t\r");
@@ -117,7 +123,7 @@ std::vector<RawEntry> ParseCsv(std::string_view text, const std::string& path) {
     }
     if (fields[path_column].empty()) throw DataError(path, line_offset, "empty path");
     if (fields[label_column].empty()) throw DataError(path, line_offset, "empty label");
-    entries.push_back({fields[path_column], fields[label_column]});
+    entries.push_back({fields[path_column], fields[label_column], line_offset});
   }
   return entries;
 }
@@ -148,13 +154,15 @@ std::vector<RawEntry> ParseJsonLines(std::string_view text, const std::string& p
       label = std::to_string(l->get<int64_t>());
     }
     if (label.empty()) throw DataError(path, line_offset, "missing field \"label\"");
-    entries.push_back({p->get<std::string>(), label});
+    entries.push_back({p->get<std::string>(), label, line_offset});
   }
   return entries;
 }
 
-// Turns label strings into class indices (see ReadManifest) and sorts by name.
-InputList BuildInputList(std::vector<RawEntry> entries, const std::string& base_dir) {
+// Turns label strings into class indices (see ReadManifest) and sorts by name; `path`
+// labels errors.
+InputList BuildInputList(std::vector<RawEntry> entries, const std::string& base_dir,
+                         const std::string& path) {
   InputList list;
   bool all_integers = !entries.empty();
   int max_label = -1;
@@ -165,6 +173,15 @@ InputList BuildInputList(std::vector<RawEntry> entries, const std::string& base_
       break;
     }
     max_label = std::max(max_label, value);
+  }
+  if (all_integers && max_label > kMaxIntegerLabel) {
+    auto largest = std::find_if(entries.begin(), entries.end(), [&](const RawEntry& e) {
+      int value;
+      return ParseNonNegativeInt(e.label, &value) && value == max_label;
+    });
+    throw DataError(path, largest->offset,
+                    "integer label " + std::to_string(max_label) + " exceeds the limit of " +
+                        std::to_string(kMaxIntegerLabel) + " (integer labels are class indices)");
   }
   std::map<std::string, int> index;
   if (all_integers) {
@@ -227,7 +244,7 @@ InputList ParseManifest(std::string_view text, bool is_csv, const std::string& b
                         const std::string& path) {
   std::vector<RawEntry> entries = is_csv ? ParseCsv(text, path) : ParseJsonLines(text, path);
   if (entries.empty()) throw DataError(path, std::nullopt, "manifest lists no images");
-  return BuildInputList(std::move(entries), base_dir);
+  return BuildInputList(std::move(entries), base_dir, path);
 }
 
 InputList ReadManifest(const std::string& manifest_path) {

@@ -30,8 +30,8 @@ InputList ListImageFolder(const std::string& dir);
 // JSON Lines ({"path": ..., "label": ...} per line) when it ends in .jsonl or .json.
 // Relative paths are resolved against the manifest's folder. Labels are class names;
 // when every label is a non-negative integer, label = that integer and the class
-// names are "0".."max". A malformed line throws DataError naming the manifest and the
-// line's byte offset.
+// names are "0".."max" (max at most 1048575). A malformed line, or a larger integer
+// label, throws DataError naming the manifest and the line's byte offset.
 InputList ReadManifest(const std::string& manifest_path);
 
 // Parses manifest text (the part of ReadManifest after reading the file). `is_csv`

@@ -79,6 +79,29 @@ TEST(ParseManifest, BadLinesNameFileAndOffset) {
   EXPECT_THROW(ParseManifest("", true, ".", "m.csv"), DataError);
 }
 
+// Found by fuzz/manifest_fuzzer: one integer label of 22222222 made a list of 22
+// million class names (a 10 s timeout; 2147483647 would ask for ~64 GB). Labels above
+// 1048575 are now a DataError at their line.
+TEST(ParseManifest, FuzzRegressionHugeIntegerLabel) {
+  static const char kCrash[] =
+      "22222222\"l!bel\xff\xff\xff\xff*z,\"00022222222\",+22221\0abg\x01{\"el\"";
+  try {
+    ParseManifest(std::string(kCrash, sizeof kCrash - 1), true, ".", "m.csv");
+    FAIL();
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.offset(), 0u);
+    EXPECT_NE(e.reason().find("integer label 22222222 exceeds"), std::string::npos) << e.what();
+  }
+  try {
+    ParseManifest("{\"path\":\"a\",\"label\":1}\n{\"path\":\"b\",\"label\":2147483647}\n", false,
+                  ".", "m.jsonl");
+    FAIL();
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.offset(), 23u);
+  }
+  EXPECT_EQ(ParseManifest("a.jpg,1048575\n", true, ".", "m.csv").class_names.size(), 1048576u);
+}
+
 TEST(ReadManifest, UnknownExtensionIsAnError) {
   EXPECT_THROW(ReadManifest("list.txt"), Error);
 }

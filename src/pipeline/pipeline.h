@@ -49,7 +49,8 @@ class PipelineIterator {
     ctx.stats = std::make_shared<StatsRegistry>();
     ctx.pool = BufferPool::Create();
     int cpus = options.cpu_budget > 0 ? options.cpu_budget : AvailableCpus();
-    ctx.autotuner = std::make_shared<Autotuner>(cpus, options.ram_budget_bytes);
+    uint64_t ram = options.ram_budget_bytes > 0 ? options.ram_budget_bytes : PhysicalMemoryBytes() / 2;
+    ctx.autotuner = std::make_shared<Autotuner>(cpus, ram);
     ctx.epoch = epoch;
     ctx.prefix = "0." + dataset->name();
     ctx.depth = 0;

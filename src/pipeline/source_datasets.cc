@@ -80,115 +80,6 @@ size_t RestorePosition(const IteratorState& state, const IteratorContext& ctx, s
   return static_cast<size_t>(position);
 }
 
-std::string TruncatedReason(uint64_t expected, uint64_t available) {
-  return "truncated record (expected " + std::to_string(expected) + " bytes, file ends after " +
-         std::to_string(available) + ")";
-}
-
-// An uncompressed TFRecord file open once for reading records at known offsets
-// (pread through a read-ahead window, so that reading forward is cheap).
-class TfRecordFileAt {
- public:
-  explicit TfRecordFileAt(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw IoError(path_, "open", errno);
-    struct stat st;
-    int error = ::fstat(fd_, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-    if (error != 0) {
-      ::close(fd_);
-      throw IoError(path_, "open", error);
-    }
-    size_ = static_cast<uint64_t>(st.st_size);
-    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
-  }
-  ~TfRecordFileAt() { ::close(fd_); }
-  TfRecordFileAt(const TfRecordFileAt&) = delete;
-  TfRecordFileAt& operator=(const TfRecordFileAt&) = delete;
-
-  uint64_t size() const { return size_; }
-  const std::string& path() const { return path_; }
-
-  // The data of the record whose length field starts at `offset`, both CRCs checked;
-  // *end is the offset just past the record. Throws DataError(path, offset) when the
-  // record is corrupt or truncated.
-  std::string ReadAt(uint64_t offset, uint64_t* end) {
-    // 1. The header.
-    uint64_t available = offset < size_ ? size_ - offset : 0;
-    if (available < kHeaderSize)
-      throw DataError(path_, offset, TruncatedReason(kHeaderSize, available));
-    char header[kHeaderSize];
-    Read(offset, header, kHeaderSize);
-    std::optional<uint64_t> length = tfrecord::DecodeHeader(header);
-    if (!length) throw DataError(path_, offset, "length CRC mismatch");
-    if (*length > tfrecord::kMaxRecordLength) {
-      throw DataError(path_, offset, "record length " + std::to_string(*length) + " exceeds limit");
-    }
-    // 2. The data and footer, checked against the file's size before allocating.
-    uint64_t total = kHeaderSize + *length + kFooterSize;
-    if (total > available) throw DataError(path_, offset, TruncatedReason(total, available));
-    std::string data(*length, '\0');
-    Read(offset + kHeaderSize, data.data(), data.size());
-    char footer[kFooterSize];
-    Read(offset + kHeaderSize + *length, footer, kFooterSize);
-    if (!tfrecord::FooterMatches(data.data(), data.size(), footer)) {
-      throw DataError(path_, offset, "data CRC mismatch");
-    }
-    *end = offset + total;
-    return data;
-  }
-
- private:
-  static constexpr size_t kWindowSize = 1 << 20;
-
-  // Copies bytes [offset, offset + n) of the file to `out`, from the window when it
-  // holds them; throws DataError when the file ends first (it shrank since opening).
-  void Read(uint64_t offset, char* out, size_t n) {
-    if (offset >= window_offset_ && offset + n <= window_offset_ + window_size_) {
-      std::memcpy(out, window_.data() + (offset - window_offset_), n);
-      return;
-    }
-    if (n >= kWindowSize / 2) {  // large: straight into `out`
-      size_t got = ReadFully(offset, out, n);
-      if (got < n)
-        throw DataError(
-            path_, offset,
-            "file ends after " + std::to_string(got) + " of " + std::to_string(n) + " bytes");
-      return;
-    }
-    window_.resize(kWindowSize);
-    window_offset_ = offset;
-    window_size_ = ReadFully(offset, window_.data(), kWindowSize);
-    if (window_size_ < n) {
-      throw DataError(path_, offset,
-                      "file ends after " + std::to_string(window_size_) + " of " +
-                          std::to_string(n) + " bytes");
-    }
-    std::memcpy(out, window_.data(), n);
-  }
-
-  // pread until `n` bytes or the end of the file; returns the bytes read.
-  size_t ReadFully(uint64_t offset, char* out, size_t n) const {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        throw IoError(path_, "read", errno);
-      }
-      if (got == 0) break;
-      done += static_cast<size_t>(got);
-    }
-    return done;
-  }
-
-  std::string path_;
-  int fd_ = -1;
-  uint64_t size_ = 0;
-  std::string window_;
-  uint64_t window_offset_ = 0;
-  size_t window_size_ = 0;
-};
-
 // ---------------------------------------------------------------------------------
 // ListFiles
 
@@ -258,7 +149,7 @@ class FileRecords {
         compression_(DetectCompression(path_)),
         next_offset_(start_offset) {
     if (compression_ == Compression::kNone && start_offset > 0) {
-      direct_ = std::make_unique<TfRecordFileAt>(path_);
+      direct_ = std::make_unique<TfRecordRandomReader>(path_);
     } else {
       OpenReader(start_offset);
     }
@@ -319,7 +210,7 @@ class FileRecords {
   const ErrorPolicy policy_;
   const Compression compression_;
   uint64_t next_offset_;
-  std::unique_ptr<TfRecordFileAt> direct_;
+  std::unique_ptr<TfRecordRandomReader> direct_;
   std::unique_ptr<TfRecordReader> reader_;
   uint64_t skip_until_ = 0;     // records of reader_ before this offset are passed over
   size_t errors_reported_ = 0;  // reader_->stats().errors already looked at
@@ -445,7 +336,7 @@ class RecordShardDataset : public Dataset<Record> {
         while (position >= (*files_)[file_].first + (*files_)[file_].entries.size()) ++file_;
         const ShardFile& shard_file = (*files_)[file_];
         if (!reader_ || reader_->path() != shard_file.path) {
-          reader_ = std::make_unique<TfRecordFileAt>(shard_file.path);
+          reader_ = std::make_unique<TfRecordRandomReader>(shard_file.path);
         }
         const IndexEntry& entry = shard_file.entries[position - shard_file.first];
         // 2. The record, checked against its index entry.
@@ -496,7 +387,7 @@ class RecordShardDataset : public Dataset<Record> {
     StageStats* stats_;
     uint64_t position_ = 0;  // in [0, size_)
     size_t file_ = 0;        // files_ index at or before position_'s file
-    std::unique_ptr<TfRecordFileAt> reader_;
+    std::unique_ptr<TfRecordRandomReader> reader_;
     std::string logged_path_;
   };
 

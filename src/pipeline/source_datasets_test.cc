@@ -8,10 +8,12 @@
 
 #include "pipeline/pipeline_test_util.h"
 #include "pipeline/source_test_util.h"
+#include "pipeline/vector_dataset.h"
 #include "record/tfrecord_format.h"
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/unprivileged_test_util.h"
 
 namespace imgpipe::pipeline {
 namespace {
@@ -250,6 +252,146 @@ TEST(SourceDatasetsTest, TfRecordFilesMissingFileThrowsIoError) {
   auto it = dataset->MakeIterator(MakeTestContext());
   EXPECT_TRUE(it->Next().has_value());
   EXPECT_THROW(it->Next(), IoError);
+}
+
+// ---------------------------------------------------------------------------------
+// Damaged and unreadable files, through TfRecordFiles and the record-level shard
+
+// A folder of three indexed files of five records each; file 1 is cut inside its record 3
+// (after the index was written, so the index still lists records 3 and 4).
+struct TruncatedFolder {
+  std::vector<std::string> paths;
+  std::vector<IndexEntry> entries;  // of file 1
+};
+
+TruncatedFolder WriteTruncatedFolder(const std::string& name) {
+  TruncatedFolder out;
+  out.paths = WriteRecordFolder(TestTempPath(name), {5, 5, 5});
+  out.entries = ReadIndexFile(IndexPathFor(out.paths[1]));
+  std::string bytes = ReadFile(out.paths[1]);
+  WriteFileAtomic(out.paths[1], bytes.substr(0, out.entries[3].offset + 7));
+  return out;
+}
+
+// Every record of the folder but those of file 1 from record 3 on, in order.
+std::vector<std::string> RecordsBeforeTheCut() {
+  std::vector<std::string> out;
+  for (size_t f = 0; f < 3; ++f) {
+    for (size_t r = 0; r < (f == 1 ? 3 : 5); ++r) out.push_back(RecordText(f, r));
+  }
+  return out;
+}
+
+TEST(SourceDatasetsTest, TruncatedShardSkippedAndCountedOrFailsNamingPathAndOffset) {
+  TruncatedFolder folder = WriteTruncatedFolder("truncated");
+  auto by_file = [&] { return TfRecordFiles(FromVector(folder.paths)); };
+  auto by_record = [&] { return TfRecordRecordShard(folder.paths, 1, 0); };
+  for (auto& [stage, make] : std::vector<std::pair<std::string, std::function<DatasetPtr<Record>()>>>{
+           {"tfrecord", by_file}, {"tfrecord_shard", by_record}}) {
+    SCOPED_TRACE(stage);
+    // 1. Skip: everything before the cut and the files after it; the cut counted.
+    IteratorContext ctx = MakeTestContext();
+    EXPECT_EQ(RecordData(Drain(make()->MakeIterator(ctx))), RecordsBeforeTheCut());
+    EXPECT_GE(StatsOf(ctx, stage).errors, 1u);
+    // 2. Fail: the good records, then a DataError at the cut record's offset.
+    auto it = make()->MakeIterator(MakeTestContext(FailOptions()));
+    std::vector<std::string> before = RecordsBeforeTheCut();
+    before.resize(8);  // file 0, then file 1 up to the cut
+    EXPECT_EQ(RecordData(Drain(it, 8)), before);
+    try {
+      it->Next();
+      FAIL() << "no error";
+    } catch (const DataError& e) {
+      EXPECT_EQ(e.path(), folder.paths[1]);
+      EXPECT_EQ(e.offset(), folder.entries[3].offset);
+      EXPECT_NE(e.reason().find("truncated record"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(SourceDatasetsTest, ZeroLengthFileHasNoRecordsAndNoErrors) {
+  std::string dir = TestTempPath("zero");
+  std::vector<std::string> paths = WriteRecordFolder(dir, {2, 0, 3}, 0);
+  ASSERT_EQ(FileSize(paths[1]), 0u);
+  IteratorContext ctx = MakeTestContext(FailOptions());
+  EXPECT_EQ(Drain(TfRecordFiles(ListFiles({dir + "/*.tfrecord"}))->MakeIterator(ctx)).size(), 5u);
+  EXPECT_EQ(StatsOf(ctx, "tfrecord").errors, 0u);
+  IteratorContext shard_ctx = MakeTestContext(FailOptions());
+  EXPECT_EQ(Drain(TfRecordRecordShard(paths, 1, 0)->MakeIterator(shard_ctx)).size(), 5u);
+  EXPECT_EQ(StatsOf(shard_ctx, "tfrecord_shard").errors, 0u);
+}
+
+TEST(SourceDatasetsTest, DirectoryWhereAFileWasExpectedThrowsIoErrorNamingIt) {
+  std::string dir = TestTempPath("dir_as_file");
+  std::vector<std::string> paths = WriteRecordFolder(dir, {2}, 0);
+  std::string folder = JoinPath(dir, "folder.tfrecord");
+  MakeDirectories(folder);
+  for (ErrorPolicy policy : {ErrorPolicy::kSkip, ErrorPolicy::kFail}) {
+    PipelineOptions options;
+    options.error_policy = policy;
+    auto it = TfRecordFiles(FromVector<std::string>({paths[0], folder}))
+                  ->MakeIterator(MakeTestContext(options));
+    EXPECT_EQ(Drain(it, 2).size(), 2u);
+    try {
+      it->Next();
+      FAIL() << "no error";
+    } catch (const IoError& e) {
+      EXPECT_EQ(e.error_number(), EISDIR);
+      EXPECT_EQ(std::string(e.what()).rfind(folder + ": ", 0), 0u) << e.what();
+    }
+  }
+  EXPECT_THROW(TfRecordRecordShard({paths[0], folder}, 1, 0), IoError);
+}
+
+// Unreadable files (mode 000, read as 'nobody' when the test runs as root): a TFRecord
+// file is an IoError naming it under either policy; an image of ImageFiles is a counted
+// skip under kSkip and the IoError under kFail.
+TEST(SourceDatasetsTest, UnreadableFilesThrowIoErrorOrAreCountedSkips) {
+  std::string dir = TestTempPath("unreadable");
+  std::vector<std::string> paths = WriteRecordFolder(dir, {2, 2, 2});
+  MakeUnreadable(paths[1]);
+  std::string images = TestTempPath("unreadable_images");
+  for (const char* name : {"cat/1.jpg", "cat/2.jpg", "dog/3.jpg"}) {
+    MakeDirectories(DirName(JoinPath(images, name)));
+    WriteFileAtomic(JoinPath(images, name), name);
+  }
+  MakeUnreadable(JoinPath(images, "cat/2.jpg"));
+  UnprivilegedResult r = RunUnprivileged([&](std::string* message) {
+    // 1. TFRecord files, read whole and record-level (the index files stay readable).
+    for (ErrorPolicy policy : {ErrorPolicy::kSkip, ErrorPolicy::kFail}) {
+      PipelineOptions options;
+      options.error_policy = policy;
+      for (const DatasetPtr<Record>& dataset :
+           {TfRecordFiles(ListFiles({dir + "/*.tfrecord"})), TfRecordRecordShard(paths, 1, 0)}) {
+        auto it = dataset->MakeIterator(MakeTestContext(options));
+        if (Drain(it, 2).size() != 2) return 1;
+        try {
+          it->Next();
+          return 2;
+        } catch (const IoError& e) {
+          *message = e.what();
+          if (e.error_number() != EACCES) return 3;
+          if (*message != paths[1] + ": open: Permission denied") return 4;
+        }
+      }
+    }
+    // 2. Image files: one counted skip, or the error.
+    IteratorContext ctx = MakeTestContext();
+    std::vector<Record> got = Drain(ImageFiles(images)->MakeIterator(ctx));
+    if (got.size() != 2 || got[1].data != "dog/3.jpg" || StatsOf(ctx, "image_files").errors != 1) {
+      return 5;
+    }
+    auto it = ImageFiles(images)->MakeIterator(MakeTestContext(FailOptions()));
+    it->Next();
+    try {
+      it->Next();
+      return 6;
+    } catch (const IoError& e) {
+      return std::string(e.what()).find(JoinPath(images, "cat/2.jpg")) == 0 ? 0 : 7;
+    }
+  });
+  EXPECT_EQ(r.status, 0) << r.message;
+  EXPECT_EQ(r.message, paths[1] + ": open: Permission denied");
 }
 
 // ---------------------------------------------------------------------------------

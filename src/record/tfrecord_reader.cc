@@ -249,75 +249,58 @@ bool TfRecordReader::Next(std::string* record) {
   return true;
 }
 
-namespace {
+TfRecordRandomReader::TfRecordRandomReader(std::string path, size_t window_bytes)
+    : file_(std::move(path)), window_bytes_(window_bytes) {
+  if (window_bytes_ > 0) file_.AdviseSequential();
+}
 
-// A file read with pread; closes on destruction.
-class RandomAccessFile {
- public:
-  explicit RandomAccessFile(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw IoError(path, "open", errno);
-    struct stat st;
-    int error = ::fstat(fd_, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-    if (error != 0) {
-      ::close(fd_);
-      throw IoError(path, "open", error);
-    }
-    size_ = static_cast<uint64_t>(st.st_size);
-  }
-  ~RandomAccessFile() { ::close(fd_); }
-  RandomAccessFile(const RandomAccessFile&) = delete;
-  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
-
-  uint64_t size() const { return size_; }
-
-  // Reads up to n bytes at `offset`; fewer only at the end of the file.
-  size_t Read(uint64_t offset, char* out, size_t n) const {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        throw IoError(path_, "read", errno);
-      }
-      if (got == 0) break;
-      done += static_cast<size_t>(got);
-    }
-    return done;
-  }
-
- private:
-  std::string path_;
-  int fd_;
-  uint64_t size_ = 0;
-};
-
-}  // namespace
-
-std::string ReadTfRecordAt(const std::string& path, uint64_t offset) {
-  RandomAccessFile file(path);
+std::string TfRecordRandomReader::ReadAt(uint64_t offset, uint64_t* end) {
+  const std::string& path = file_.path();
   // 1. The header.
+  uint64_t available = offset < file_.size() ? file_.size() - offset : 0;
+  if (available < kHeaderSize) throw DataError(path, offset, TruncatedReason(kHeaderSize, available));
   char header[kHeaderSize];
-  size_t got = file.Read(offset, header, kHeaderSize);
-  if (got < kHeaderSize) throw DataError(path, offset, TruncatedReason(kHeaderSize, got));
+  Read(offset, header, kHeaderSize);
   std::optional<uint64_t> length = tfrecord::DecodeHeader(header);
   if (!length) throw DataError(path, offset, "length CRC mismatch");
   if (*length > kMaxRecordLength) throw DataError(path, offset, LengthLimitReason(*length));
-  // 2. The data and footer (checked against the file's size before allocating).
-  uint64_t available = file.size() - offset;
-  if (kHeaderSize + *length + kFooterSize > available) {
-    throw DataError(path, offset, TruncatedReason(kHeaderSize + *length + kFooterSize, available));
-  }
-  std::string record(*length + kFooterSize, '\0');
-  got = file.Read(offset + kHeaderSize, record.data(), record.size());
-  if (got < record.size()) {
-    throw DataError(path, offset, TruncatedReason(kHeaderSize + record.size(), kHeaderSize + got));
-  }
-  if (!tfrecord::FooterMatches(record.data(), *length, record.data() + *length)) {
+  // 2. The data and footer, checked against the file's size before allocating.
+  uint64_t total = kHeaderSize + *length + kFooterSize;
+  if (total > available) throw DataError(path, offset, TruncatedReason(total, available));
+  std::string data(*length, '\0');
+  Read(offset + kHeaderSize, data.data(), data.size());
+  char footer[kFooterSize];
+  Read(offset + kHeaderSize + *length, footer, kFooterSize);
+  if (!tfrecord::FooterMatches(data.data(), data.size(), footer)) {
     throw DataError(path, offset, "data CRC mismatch");
   }
-  record.resize(*length);
-  return record;
+  if (end) *end = offset + total;
+  return data;
+}
+
+void TfRecordRandomReader::Read(uint64_t offset, char* out, size_t n) {
+  if (offset >= window_offset_ && offset + n <= window_offset_ + window_size_) {
+    std::memcpy(out, window_.data() + (offset - window_offset_), n);
+    return;
+  }
+  auto shrank = [&](size_t got) {
+    return DataError(file_.path(), offset,
+                     "file ends after " + std::to_string(got) + " of " + std::to_string(n) + " bytes");
+  };
+  if (n >= window_bytes_ / 2) {  // large (or no window): straight into `out`
+    size_t got = file_.Read(offset, out, n);
+    if (got < n) throw shrank(got);
+    return;
+  }
+  window_.resize(window_bytes_);
+  window_offset_ = offset;
+  window_size_ = file_.Read(offset, window_.data(), window_bytes_);
+  if (window_size_ < n) throw shrank(window_size_);
+  std::memcpy(out, window_.data(), n);
+}
+
+std::string ReadTfRecordAt(const std::string& path, uint64_t offset) {
+  return TfRecordRandomReader(path, /*window_bytes=*/0).ReadAt(offset);
 }
 
 }  // namespace imgpipe

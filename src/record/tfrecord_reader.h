@@ -63,6 +63,34 @@ class TfRecordReader {
   std::unique_ptr<Impl> impl_;
 };
 
+// An uncompressed TFRecord file open once and read at known offsets (from an index file
+// or a saved position), both CRCs checked. Reads go through a read-ahead window of
+// `window_bytes`, so reading forward record by record costs one pread per window.
+class TfRecordRandomReader {
+ public:
+  // Throws IoError when `path` cannot be opened or is a directory.
+  explicit TfRecordRandomReader(std::string path, size_t window_bytes = 1 << 20);
+
+  uint64_t size() const { return file_.size(); }
+  const std::string& path() const { return file_.path(); }
+
+  // The data of the record whose length field starts at `offset`; *end (when given)
+  // receives the offset just past the record. Throws DataError(path, offset) when the
+  // record is corrupt or truncated.
+  std::string ReadAt(uint64_t offset, uint64_t* end = nullptr);
+
+ private:
+  // Copies bytes [offset, offset + n) to `out`, from the window when it holds them;
+  // throws DataError when the file ends first (it shrank since opening).
+  void Read(uint64_t offset, char* out, size_t n);
+
+  RandomAccessFile file_;
+  const size_t window_bytes_;
+  std::string window_;
+  uint64_t window_offset_ = 0;
+  size_t window_size_ = 0;
+};
+
 // Reads one record at a known offset of an uncompressed file (from an index file),
 // checking both CRCs; throws DataError on corruption.
 std::string ReadTfRecordAt(const std::string& path, uint64_t offset);

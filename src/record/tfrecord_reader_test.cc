@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/logging.h"
+#include "util/unprivileged_test_util.h"
 
 namespace imgpipe {
 namespace {
@@ -400,6 +401,39 @@ TEST(TfRecordReaderTest, DirectoryAndMissingPathThrowIoError) {
     }
     EXPECT_THROW(ReadTfRecordAt(path, 0), IoError);
   }
+}
+
+// A file the reader may not open: an IoError naming the path, under either policy and
+// for random access. A readable copy beside it is read by the same unprivileged child,
+// so the error comes from the file's mode and not from the folder.
+TEST(TfRecordReaderTest, UnreadableFileThrowsIoErrorNamingThePath) {
+  TempDir dir;
+  MakeWritableByAnyone(dir.path());
+  std::string readable = dir.File("readable.tfrecord");
+  std::string unreadable = dir.File("unreadable.tfrecord");
+  WriteRecords(readable, {"a", "bb"});
+  WriteRecords(unreadable, {"a", "bb"});
+  MakeUnreadable(unreadable);
+  UnprivilegedResult r = RunUnprivileged([&](std::string* message) {
+    if (ReadRecords(readable).size() != 2) return 1;
+    int errors = 0;
+    for (TfRecordReaderOptions options : {TfRecordReaderOptions(), SkipOptions()}) {
+      try {
+        ReadRecords(unreadable, options);
+      } catch (const IoError& e) {
+        *message = e.what();
+        errors += e.error_number() == EACCES;
+      }
+    }
+    try {
+      ReadTfRecordAt(unreadable, 0);
+    } catch (const IoError& e) {
+      errors += e.error_number() == EACCES;
+    }
+    return errors == 3 ? 0 : 2;
+  });
+  EXPECT_EQ(r.status, 0) << r.message;
+  EXPECT_EQ(r.message, unreadable + ": open: Permission denied");
 }
 
 TEST(TfRecordReaderTest, GarbageFile) {

@@ -202,6 +202,38 @@ std::unique_ptr<WritableFile> OpenWritableFile(const std::string& path) {
   return std::make_unique<PosixWritableFile>(path, fd);
 }
 
+RandomAccessFile::RandomAccessFile(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw IoError(path_, "open", errno);
+  struct stat st;
+  int error = ::fstat(fd_, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+  if (error != 0) {
+    ::close(fd_);
+    throw IoError(path_, "open", error);
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+}
+
+RandomAccessFile::~RandomAccessFile() { ::close(fd_); }
+
+size_t RandomAccessFile::Read(uint64_t offset, char* out, size_t n) const {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(path_, "read", errno);
+    }
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
+void RandomAccessFile::AdviseSequential() const {
+  ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+}
+
 AtomicFileWriter::AtomicFileWriter(std::string final_path, Opener opener)
     : final_path_(std::move(final_path)),
       temporary_path_(final_path_ + "." + std::to_string(::getpid()) +

@@ -43,6 +43,29 @@ class SequentialFile {
 // Opens a file for sequential reading with the OS's read-ahead hint.
 std::unique_ptr<SequentialFile> OpenSequentialFile(const std::string& path);
 
+// A file read at arbitrary offsets (pread), safe to share between threads.
+class RandomAccessFile {
+ public:
+  // Opens `path`; throws IoError for a missing file or a directory.
+  explicit RandomAccessFile(std::string path);
+  ~RandomAccessFile();
+  RandomAccessFile(const RandomAccessFile&) = delete;
+  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
+
+  // Size when opened.
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Reads up to n bytes at `offset`; fewer only at the end of the file.
+  size_t Read(uint64_t offset, char* out, size_t n) const;
+  // Tells the OS the file will be read front to back (more read-ahead).
+  void AdviseSequential() const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
 // A byte sink. Writes may be buffered until Flush or Close.
 class WritableFile {
  public:

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/unprivileged_test_util.h"
 
 namespace imgpipe {
 namespace {
@@ -47,6 +48,27 @@ TEST(File, ErrorsNameThePath) {
     EXPECT_EQ(e.error_number(), ENOENT);
   }
   EXPECT_THROW(ReadFile(TempDir()), IoError);  // a directory where a file was expected
+}
+
+// A file its reader may not open (mode 000, read by 'nobody' when the test runs as root).
+TEST(File, UnreadableFileErrorNamesThePath) {
+  std::string dir = JoinPath(TempDir(), "unreadable");
+  MakeDirectories(dir);
+  std::string path = JoinPath(dir, "secret.bin");
+  WriteFileAtomic(path, "data");
+  MakeUnreadable(path);
+  UnprivilegedResult r = RunUnprivileged([&](std::string* message) {
+    try {
+      ReadFile(path);
+    } catch (const IoError& e) {
+      *message = e.what();
+      return e.error_number() == EACCES ? 0 : 1;
+    }
+    return 2;  // read it: privileges were not dropped
+  });
+  EXPECT_EQ(r.status, 0) << r.message;
+  EXPECT_EQ(r.message, path + ": open: Permission denied");
+  EXPECT_THROW(FileSize(dir), IoError);  // and a directory where a file was expected
 }
 
 TEST(File, PathHelpers) {
