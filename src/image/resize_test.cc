@@ -66,7 +66,8 @@ void ExpectSameInside(const Image& a, const Image& b, int border) {
   ASSERT_EQ(a.width, b.width);
   ASSERT_EQ(a.height, b.height);
   for (int y = border; y < a.height - border; ++y) {
-    for (size_t i = border * a.channels; i < (a.width - border) * a.channels; ++i) {
+    for (size_t i = static_cast<size_t>(border * a.channels);
+         i < static_cast<size_t>((a.width - border) * a.channels); ++i) {
       ASSERT_EQ(a.row(y)[i], b.row(y)[i]) << "row " << y << " byte " << i;
     }
   }

@@ -48,7 +48,8 @@ BenchResult RunPipelineBench(const Pipeline<Batch>& batches, const BenchOptions&
   result.cpu_utilization = cpu.Utilisation();
   result.stats_after = it.Stats();
   result.images_per_s = result.seconds > 0 ? result.images / result.seconds : 0;
-  result.bottleneck = pipeline::BottleneckReport(result.stats_before, result.stats_after, result.seconds);
+  result.bottleneck = pipeline::BottleneckReport(result.stats_before, result.stats_after,
+                                                 result.seconds, result.cpu_utilization);
   result.stats_table = pipeline::StatsTable(result.stats_before, result.stats_after, result.seconds);
   return result;
 }

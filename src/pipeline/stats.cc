@@ -99,7 +99,8 @@ std::string StatsTable(const std::vector<StageSnapshot>& before,
 }
 
 std::string BottleneckReport(const std::vector<StageSnapshot>& before,
-                             const std::vector<StageSnapshot>& after, double wall_seconds) {
+                             const std::vector<StageSnapshot>& after, double wall_seconds,
+                             double cpu_utilization) {
   std::vector<StageDelta> deltas = Deltas(before, after);
   if (deltas.empty() || wall_seconds <= 0) return "no statistics yet";
   // The consumer-facing stage (depth 0) tells whether the consumer waited at all.
@@ -129,6 +130,12 @@ std::string BottleneckReport(const std::vector<StageSnapshot>& before,
                   "this stage) would help",
                   worst->after->name.c_str(), static_cast<long long>(worst->after->parallelism),
                   100 * u, 100 * consumer_wait);
+  } else if (cpu_utilization >= 0 && u > 0.4 && cpu_utilization < 0.7) {
+    std::snprintf(text, sizeof(text),
+                  "%s limits throughput (busy %.0f%%) while this process got only %.0f%% of its "
+                  "CPU budget and the consumer waits %.0f%% of the time: other processes are "
+                  "taking the cores",
+                  worst->after->name.c_str(), 100 * u, 100 * cpu_utilization, 100 * consumer_wait);
   } else {
     std::snprintf(text, sizeof(text),
                   "no stage is saturated (busiest: %s at %.0f%%) but the consumer waits %.0f%% "

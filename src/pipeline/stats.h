@@ -65,8 +65,11 @@ StageSnapshot MatchingStage(const StageSnapshot& after, const std::vector<StageS
 // Names the stage that limits throughput, in plain words, from two snapshots taken
 // `wall_seconds` apart, e.g. "map(train_preset) is the bottleneck: its 2 threads are
 // busy 97% of the time while the consumer waits 41% of the time; more CPU would help".
+// `cpu_utilization` (0..1 of the cores the pipeline may use; negative: unknown) tells
+// a starved pipeline (I/O, too few threads) from one whose cores are taken by others.
 std::string BottleneckReport(const std::vector<StageSnapshot>& before,
-                             const std::vector<StageSnapshot>& after, double wall_seconds);
+                             const std::vector<StageSnapshot>& after, double wall_seconds,
+                             double cpu_utilization = -1);
 
 // A table of per-stage statistics between two snapshots, one line per stage.
 std::string StatsTable(const std::vector<StageSnapshot>& before,

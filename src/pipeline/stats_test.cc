@@ -45,6 +45,14 @@ TEST(BottleneckReport, StarvedWithoutASaturatedStage) {
   EXPECT_NE(BottleneckReport(before, after, 1.0).find("starved"), std::string::npos);
 }
 
+TEST(BottleneckReport, SaysWhenOtherProcessesTakeTheCores) {
+  std::vector<StageSnapshot> before = {Stage("prefetch", 0, 0, 1), Stage("map", 1, 0, 2)};
+  std::vector<StageSnapshot> after = {Stage("prefetch", 0, 1, 1, 900), Stage("map", 1, 1100, 2)};
+  std::string report = BottleneckReport(before, after, 1.0, 0.45);
+  EXPECT_NE(report.find("other processes"), std::string::npos) << report;
+  EXPECT_EQ(BottleneckReport(before, after, 1.0).find("other processes"), std::string::npos);
+}
+
 TEST(StatsTable, OneLinePerStage) {
   StatsRegistry registry;
   registry.Register("map", 1, "0.batch/1.map");
