@@ -194,7 +194,7 @@ TEST(Inspect, DamagedAndUnreadableFilesNameThePathAndOffset) {
   EXPECT_EQ(r.status, 2) << r.err;
   auto files = JsonLines(r.out);
   ASSERT_EQ(files.size(), 3u) << r.out << r.err;
-  EXPECT_EQ(files[0]["error"], dir + "/folder.tfrecord: open: Is a directory");
+  EXPECT_EQ(files[0]["error"], dir + "/folder.tfrecord: size: Is a directory");
   EXPECT_EQ(files[1]["error"], dir + "/unreadable.tfrecord: open: Permission denied");
   EXPECT_EQ(files[2]["records"], 1000);
 }

@@ -297,6 +297,14 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
   }
   const size_t ahead = static_cast<size_t>(threads) * 16;
   std::deque<std::future<ItemResult>> in_flight;
+  // The tasks refer to `inputs`, which goes away before the pool's threads do: when
+  // writing fails (e.g. on a full disk), wait for the tasks still in flight first.
+  struct WaitForTasks {
+    std::deque<std::future<ItemResult>>& tasks;
+    ~WaitForTasks() {
+      for (std::future<ItemResult>& task : tasks) task.wait();
+    }
+  } wait_for_tasks{in_flight};
   size_t submitted = 0;
   auto submit_up_to = [&](size_t limit) {
     for (; submitted < std::min(limit, items.size()); ++submitted) {

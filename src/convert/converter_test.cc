@@ -260,7 +260,8 @@ TEST(RunConvert, DamagedAndUnreadableInputsAreRejectedWithReasons) {
     EXPECT_NE(rejects.find(line), std::string::npos) << line << " not in\n" << rejects;
   }
   EXPECT_EQ(rejects.find(",\n"), std::string::npos) << "a reject without a reason";
-  EXPECT_NE(rejects.find("truncated.jpg,offset "), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("truncated.jpg,truncated JPEG data"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("empty.jpg,empty file"), std::string::npos) << rejects;
 }
 
 // A shard file that fails like a full disk: it writes through to the real file until

@@ -76,8 +76,10 @@ inline uint8_t Clip8(int32_t v) {
 }
 
 // The vertical pass gets an AVX2 clone besides the baseline one, picked at load time
-// (GCC's function multi-versioning): its 32-bit multiplies are native there.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+// (GCC's function multi-versioning): its 32-bit multiplies are native there. Not under
+// ThreadSanitizer: the clone's resolver runs while the program is being loaded, before
+// TSan's runtime is up, and its instrumentation crashes there.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define IMGPIPE_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
 #else
 #define IMGPIPE_AVX2_CLONE

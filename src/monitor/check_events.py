@@ -9,25 +9,14 @@ a JSON list: {"wall_time", "step", "file_version"} or {"wall_time", "step", "tag
 "simple_value"} per event value. Exits non-zero on any problem.
 """
 import json
+import os
 import struct
 import sys
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-TABLE = []
-for b in range(256):
-    crc = b
-    for _ in range(8):
-        crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    TABLE.append(crc)
-
-
-def masked_crc(data):
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc = TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    crc ^= 0xFFFFFFFF
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "record"))
+from testdata_check_example import masked_crc32c as masked_crc  # noqa: E402  (one CRC for both)
 
 
 def event_class():

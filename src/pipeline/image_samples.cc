@@ -44,7 +44,7 @@ Pipeline<Record> Records(const ImagePipelineConfig& config, bool shuffle) {
   if (config.num_shards > 1) files = files.Shard(config.num_shards, config.shard_index);
   return files.Interleave(
       [](const std::string& file) { return TfRecordFiles(FromVector<std::string>({file})); },
-      config.cycle_length, 1, config.cycle_length);
+      config.cycle_length, 1, config.reader_threads);
 }
 
 }  // namespace
@@ -61,30 +61,35 @@ EncodedImage ExtractEncodedImage(Record&& record) {
   return {std::string(*bytes), label.value_or(-1)};
 }
 
-MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset) {
-  return [preset](Record&& record, const MapContext& c) {
-    Sample sample = MakeSample(record, -1, OutputBytes(preset.layout, preset.size), c.pool);
+namespace {
+
+// Record -> Sample: `preprocess(encoded, path, seed, out)` writes `bytes` bytes of pixels.
+template <typename Preprocess>
+MapFunction<Record, Sample> SampleFunction(size_t bytes, Preprocess preprocess) {
+  return [bytes, preprocess](Record&& record, const MapContext& c) {
+    Sample sample = MakeSample(record, -1, bytes, c.pool);
     std::string source = record.source;
     EncodedImage image = ExtractEncodedImage(std::move(record));
     sample.label = image.label;
     RethrowWithOffset(source, sample.offset, [&] {
-      ApplyTrainPreset(image.bytes, source, preset, c.seed, sample.pixels.data());
+      preprocess(image.bytes, source, c.seed, sample.pixels.data());
     });
     return sample;
   };
 }
 
+}  // namespace
+
+MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset) {
+  return SampleFunction(OutputBytes(preset.layout, preset.size),
+                        [preset](std::string_view encoded, const std::string& path, uint64_t seed,
+                                 void* out) { ApplyTrainPreset(encoded, path, preset, seed, out); });
+}
+
 MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset) {
-  return [preset](Record&& record, const MapContext& c) {
-    Sample sample = MakeSample(record, -1, OutputBytes(preset.layout, preset.crop_size), c.pool);
-    std::string source = record.source;
-    EncodedImage image = ExtractEncodedImage(std::move(record));
-    sample.label = image.label;
-    RethrowWithOffset(source, sample.offset, [&] {
-      ApplyEvalPreset(image.bytes, source, preset, sample.pixels.data());
-    });
-    return sample;
-  };
+  return SampleFunction(OutputBytes(preset.layout, preset.crop_size),
+                        [preset](std::string_view encoded, const std::string& path, uint64_t,
+                                 void* out) { ApplyEvalPreset(encoded, path, preset, out); });
 }
 
 Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const TrainPreset& preset) {

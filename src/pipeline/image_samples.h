@@ -32,6 +32,7 @@ struct ImagePipelineConfig {
   bool drop_remainder = true;
   size_t shuffle_buffer = 1024;   // records (encoded bytes, not pixels); 0: no shuffle
   int cycle_length = 4;           // TFRecord files read at once
+  int reader_threads = kAutotune; // threads reading them (kAutotune: min(cycle, CPUs))
   int map_parallelism = kAutotune;
   int prefetch = kAutotune;       // batches
   int num_shards = 1;             // data parallel: this process reads shard `shard_index`

@@ -16,23 +16,30 @@ namespace {
 
 constexpr size_t kWriteBufferSize = 1 << 20;
 
+// Calls read_some(bytes done so far) (a read(2) or pread(2)) until `n` bytes are read or
+// it returns 0 (end of file), retrying on EINTR; returns the bytes read.
+template <typename ReadSome>
+size_t ReadFully(const std::string& path, size_t n, ReadSome read_some) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = read_some(done);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(path, "read", errno);
+    }
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
 class PosixSequentialFile : public SequentialFile {
  public:
   PosixSequentialFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   ~PosixSequentialFile() override { ::close(fd_); }
 
   size_t Read(char* buffer, size_t n) override {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t got = ::read(fd_, buffer + done, n - done);
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        throw IoError(path_, "read", errno);
-      }
-      if (got == 0) break;
-      done += static_cast<size_t>(got);
-    }
-    return done;
+    return ReadFully(path_, n, [&](size_t done) { return ::read(fd_, buffer + done, n - done); });
   }
   const std::string& path() const override { return path_; }
 
@@ -217,17 +224,9 @@ RandomAccessFile::RandomAccessFile(std::string path) : path_(std::move(path)) {
 RandomAccessFile::~RandomAccessFile() { ::close(fd_); }
 
 size_t RandomAccessFile::Read(uint64_t offset, char* out, size_t n) const {
-  size_t done = 0;
-  while (done < n) {
-    ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(path_, "read", errno);
-    }
-    if (got == 0) break;
-    done += static_cast<size_t>(got);
-  }
-  return done;
+  return ReadFully(path_, n, [&](size_t done) {
+    return ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+  });
 }
 
 void RandomAccessFile::AdviseSequential() const {
