@@ -389,7 +389,7 @@ class InterleaveDataset : public Dataset<U> {
         lock.lock();
         s.busy = false;
         if (error) {
-          s.error = error;
+          s.error = std::move(error);  // the consumer's alone from here
         } else if (element) {
           s.queue.push_back(std::move(*element));
           stats_->buffer_fill += 1;

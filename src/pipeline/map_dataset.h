@@ -217,7 +217,7 @@ class MapIterator : public Iterator<U> {
       lock.lock();
       if (error) {
         // The input's error takes the next element's place, in order.
-        results_[next_index_++] = Result{true, std::nullopt, error};
+        results_[next_index_++] = Result{true, std::nullopt, std::move(error)};
         input_done_ = true;
         return;
       }

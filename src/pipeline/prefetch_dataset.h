@@ -58,7 +58,9 @@ class PrefetchIterator : public Iterator<T> {
     StageStats::AddSince(stats_->output_wait_ns, wait_start);
     if (buffer_.empty()) {
       if (error_) {
-        std::exception_ptr e = error_;
+        // The consumer owns the error from here: no other thread still refers to
+        // it, so it is freed after its handler here, not by the producer.
+        std::exception_ptr e = std::move(error_);
         error_ = nullptr;
         std::rethrow_exception(e);
       }
@@ -128,7 +130,7 @@ class PrefetchIterator : public Iterator<T> {
       } else {
         input_ended_ = true;
         ended_ = true;
-        error_ = error;
+        error_ = std::move(error);  // this thread keeps no reference (see Next)
       }
       cv_.notify_all();
     }
