@@ -35,7 +35,9 @@ clean:
 # the thread pool) under ThreadSanitizer (build-tsan). Any report fails the run.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# libtorch is left out of the sanitizer builds (an uninstrumented libtorch under ASan/LSan
+# reports its own allocations; the train/extract tests run in `make test`).
+SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMGPIPE_TORCH=OFF
 TSAN_TESTS ?= pipeline_test util_test
 TSAN_TEST_REGEX ?= ^(pipeline_test\.|util_test\.ThreadPool\.)
 

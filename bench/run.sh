@@ -32,3 +32,6 @@ echo
 echo "== PyTorch DataLoader vs imgpipe (same images, same cores)"
 /usr/bin/python3 "$here/compare_torch.py" --images "$work/images" --shards "$work/shards" \
   --imgpipe "$imgpipe" --seconds "$seconds"
+echo
+echo "== Training: bf16 autocast vs fp32 on the CPU (the model alone, --synthetic)"
+bash "$here/train_precision_bench.sh" "$build" resnet18 6

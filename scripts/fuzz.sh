@@ -15,7 +15,7 @@ artifacts="$build/fuzz-artifacts"
 cd "$root"
 
 # 1. Build.
-cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DIMGPIPE_TORCH=OFF \
       -DIMGPIPE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build "$build" --target fuzzers -j "$(nproc)"
 

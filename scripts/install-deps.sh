@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages imgpipe builds and tests with. Idempotent: packages that
 # are already installed are left alone, and apt-get runs only when something is missing.
-#   scripts/install-deps.sh          what `make test` and `make demo` need
-#   scripts/install-deps.sh --bench  also PyTorch and torchvision (bench/compare_torch.py)
+#   scripts/install-deps.sh          what `make test` and `make demo` need (libtorch for
+#                                    training; Python's torch and torchvision, which tests
+#                                    compare against)
+#   scripts/install-deps.sh --bench  the same (kept for bench/compare_torch.py's docs)
 set -euo pipefail
 
 packages=(
@@ -13,10 +15,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  libtorch-dev libgloo-dev libgoogle-perftools-dev python3-torch python3-torchvision
 )
-if [ "${1:-}" = "--bench" ]; then
-  packages+=(python3-torch python3-torchvision)
-fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cli/cli_test_util.h"
 #include "util/file.h"
 #include "util/unprivileged_test_util.h"
 
@@ -21,79 +22,6 @@ extern char** environ;
 
 namespace imgpipe {
 namespace {
-
-const std::string kBinary = IMGPIPE_BINARY;
-const std::string kTestData = IMGPIPE_TESTDATA_DIR;
-
-std::string FreshDir(const std::string& name) {
-  std::string dir =
-      JoinPath(::testing::TempDir(), "cli_test_" + std::to_string(::getpid()) + "_" + name);
-  EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
-  MakeDirectories(dir);
-  return dir;
-}
-
-// Starts imgpipe with `args`, stdout to `stdout_path` and stderr to that path + ".err";
-// `unprivileged`: as 'nobody' when the test runs as root (util/unprivileged_test_util.h).
-pid_t Start(const std::vector<std::string>& args, const std::string& stdout_path,
-            bool unprivileged = false) {
-  std::vector<std::string> all = {kBinary};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  if (unprivileged) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      int out = ::open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int err = ::open((stdout_path + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(125);
-      if (!DropRootPrivileges()) ::_exit(126);
-      ::execve(kBinary.c_str(), argv.data(), environ);
-      ::_exit(127);
-    }
-    EXPECT_GT(pid, 0);
-    return pid;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, (stdout_path + ".err").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  EXPECT_EQ(posix_spawn(&pid, kBinary.c_str(), &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
-}
-
-int Wait(pid_t pid) {
-  int status = 0;
-  EXPECT_EQ(waitpid(pid, &status, 0), pid);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Result RunImgpipe(const std::vector<std::string>& args, bool unprivileged = false) {
-  std::string out = JoinPath(::testing::TempDir(), "cli_test_out_" + std::to_string(::getpid()));
-  int status = Wait(Start(args, out, unprivileged));
-  return {status, ReadFile(out), ReadFile(out + ".err")};
-}
-
-std::vector<nlohmann::json> JsonLines(const std::string& text) {
-  std::vector<nlohmann::json> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    out.push_back(nlohmann::json::parse(text.substr(pos, end - pos)));
-    pos = end == std::string::npos ? text.size() : end + 1;
-  }
-  return out;
-}
 
 // Every regular file under `dir` (relative name -> contents), for byte comparisons.
 void Snapshot(const std::string& dir, const std::string& prefix,

@@ -12,7 +12,7 @@ ProgressBar::ProgressBar(std::string unit)
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
-void ProgressBar::Update(uint64_t done, uint64_t total, uint64_t bytes_done) {
+void ProgressBar::Update(uint64_t done, uint64_t total, uint64_t bytes_done, const std::string& detail) {
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
   if (done != total && now - last_draw_ < std::chrono::milliseconds(100)) return;
@@ -26,9 +26,12 @@ void ProgressBar::Update(uint64_t done, uint64_t total, uint64_t bytes_done) {
   std::string bar(filled, '#');
   bar.resize(kWidth, '.');
   std::string eta = rate > 0 ? FormatDuration((total - done) / rate) : "?";
-  std::fprintf(stderr, "\r[%s] %5.1f%% %llu/%llu %.0f %s/s %.1f MB/s ETA %s   ", bar.c_str(),
+  char mb[32] = "";
+  if (bytes_done > 0) std::snprintf(mb, sizeof(mb), " %.1f MB/s", mb_rate);
+  std::fprintf(stderr, "\r[%s] %5.1f%% %llu/%llu %.0f %s/s%s%s%s ETA %s   ", bar.c_str(),
                fraction * 100, static_cast<unsigned long long>(done),
-               static_cast<unsigned long long>(total), rate, unit_.c_str(), mb_rate, eta.c_str());
+               static_cast<unsigned long long>(total), rate, unit_.c_str(), mb,
+               detail.empty() ? "" : " ", detail.c_str(), eta.c_str());
   drawn_ = true;
 }
 

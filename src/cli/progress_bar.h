@@ -12,8 +12,9 @@ class ProgressBar {
  public:
   // `unit` names what is counted, e.g. "img".
   explicit ProgressBar(std::string unit);
-  // Redraws at most every 100 ms (and always when done == total).
-  void Update(uint64_t done, uint64_t total, uint64_t bytes_done);
+  // Redraws at most every 100 ms (and always when done == total). MB/s is shown when
+  // bytes_done > 0; `detail` (e.g. "loss 2.31") goes before the ETA.
+  void Update(uint64_t done, uint64_t total, uint64_t bytes_done, const std::string& detail = "");
   // Ends the line if anything was drawn.
   void Finish();
   bool enabled() const { return enabled_; }

@@ -92,13 +92,27 @@ MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset) {
                                  void* out) { ApplyEvalPreset(encoded, path, preset, out); });
 }
 
-Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const TrainPreset& preset) {
+namespace {
+
+// list_files -> (shard) -> interleave -> (repeat) -> shuffle -> map(`samples`) -> batch -> prefetch.
+Pipeline<Batch> ShuffledBatches(const ImagePipelineConfig& config, MapFunction<Record, Sample> samples,
+                                std::string map_name) {
   Pipeline<Record> records = Records(config, /*shuffle=*/true);
   if (config.repeat) records = records.Repeat();
   if (config.shuffle_buffer > 0) records = records.Shuffle(config.shuffle_buffer);
-  return records.Map(TrainSampleFunction(preset), config.map_parallelism, "map(train_preset)")
+  return records.Map(std::move(samples), config.map_parallelism, std::move(map_name))
       .Batch(config.batch_size, config.drop_remainder)
       .Prefetch(config.prefetch);
+}
+
+}  // namespace
+
+Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const TrainPreset& preset) {
+  return ShuffledBatches(config, TrainSampleFunction(preset), "map(train_preset)");
+}
+
+Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const EvalPreset& preset) {
+  return ShuffledBatches(config, EvalSampleFunction(preset), "map(eval_preset)");
 }
 
 Pipeline<Batch> EvalPipeline(const ImagePipelineConfig& config, const EvalPreset& preset) {

@@ -44,6 +44,8 @@ struct ImagePipelineConfig {
 // list_files -> (shard) -> interleave(tfrecord) -> shuffle -> map(train preset) -> batch
 // -> prefetch. A folder in `patterns` reads image files instead of TFRecords.
 Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const TrainPreset& preset);
+// The same with the eval preset's fixed preprocessing instead of random augmentation.
+Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const EvalPreset& preset);
 // The same without shuffle, with the eval preset, keeping the last partial batch.
 Pipeline<Batch> EvalPipeline(const ImagePipelineConfig& config, const EvalPreset& preset);
 

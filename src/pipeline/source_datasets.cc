@@ -31,32 +31,6 @@ using tfrecord::kHeaderSize;
 // ---------------------------------------------------------------------------------
 // Helpers shared by the sources.
 
-// The files (not folders) matching any of `patterns`, sorted and de-duplicated.
-// Throws Error naming the patterns when none match.
-std::vector<std::string> MatchFiles(const std::vector<std::string>& patterns) {
-  std::vector<std::string> files;
-  for (const std::string& pattern : patterns) {
-    glob_t matches{};
-    // GLOB_MARK appends '/' to folders, which are left out.
-    int rc = ::glob(pattern.c_str(), GLOB_MARK, nullptr, &matches);
-    if (rc == 0) {
-      for (size_t i = 0; i < matches.gl_pathc; ++i) {
-        std::string path = matches.gl_pathv[i];
-        if (!path.empty() && path.back() != '/') files.push_back(std::move(path));
-      }
-    }
-    ::globfree(&matches);
-    if (rc == GLOB_NOSPACE) throw Error("list_files: out of memory expanding '" + pattern + "'");
-  }
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
-  if (files.empty()) {
-    std::string names;
-    for (const std::string& p : patterns) names += (names.empty() ? "'" : ", '") + p + "'";
-    throw Error("list_files: no files match " + (names.empty() ? "(no patterns)" : names));
-  }
-  return files;
-}
 
 // The order in which `n` items are visited in epoch `epoch`: 0..n-1, or with `shuffle` a
 // permutation drawn from DeriveSeed(seed, epoch) (Fisher-Yates with SplitMix64).
@@ -473,6 +447,31 @@ void CheckShardArguments(const char* what, int num_shards, int index) {
 }
 
 }  // namespace
+
+std::vector<std::string> MatchFiles(const std::vector<std::string>& patterns) {
+  std::vector<std::string> files;
+  for (const std::string& pattern : patterns) {
+    glob_t matches{};
+    // GLOB_MARK appends '/' to folders, which are left out.
+    int rc = ::glob(pattern.c_str(), GLOB_MARK, nullptr, &matches);
+    if (rc == 0) {
+      for (size_t i = 0; i < matches.gl_pathc; ++i) {
+        std::string path = matches.gl_pathv[i];
+        if (!path.empty() && path.back() != '/') files.push_back(std::move(path));
+      }
+    }
+    ::globfree(&matches);
+    if (rc == GLOB_NOSPACE) throw Error("list_files: out of memory expanding '" + pattern + "'");
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  if (files.empty()) {
+    std::string names;
+    for (const std::string& p : patterns) names += (names.empty() ? "'" : ", '") + p + "'";
+    throw Error("list_files: no files match " + (names.empty() ? "(no patterns)" : names));
+  }
+  return files;
+}
 
 DatasetPtr<std::string> ListFiles(std::vector<std::string> patterns, bool shuffle,
                                   std::optional<uint64_t> seed) {

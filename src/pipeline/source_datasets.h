@@ -10,6 +10,10 @@
 
 namespace imgpipe::pipeline {
 
+// The files (not folders) matching any of `patterns` (glob(3): *, ?, [..]), sorted and
+// de-duplicated. Throws Error naming the patterns when none match.
+std::vector<std::string> MatchFiles(const std::vector<std::string>& patterns);
+
 // The files matching any of `patterns` (glob(3): *, ?, [..]), sorted and de-duplicated;
 // with `shuffle`, reshuffled each epoch from `seed` (default: the pipeline's seed).
 // Throws Error when no file matches. State: epoch order is recomputed; position saved.

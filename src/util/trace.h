@@ -1,12 +1,17 @@
 // A recorder of what each thread did when, written as Chrome trace-event JSON (opens in
 // Perfetto or chrome://tracing). Off by default; a disabled ScopedTrace costs one
-// relaxed atomic load.
+// relaxed atomic load. Built with NVTX 3 headers (IMGPIPE_HAVE_NVTX), each ScopedTrace
+// is also an NVTX range, which Nsight Systems shows whether or not recording is on.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
+
+#ifdef IMGPIPE_HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 namespace imgpipe::trace {
 
@@ -34,10 +39,16 @@ size_t WriteChromeTrace(const std::string& path);
 class ScopedTrace {
  public:
   explicit ScopedTrace(const char* name) : name_(IsEnabled() ? name : nullptr) {
+#ifdef IMGPIPE_HAVE_NVTX
+    nvtxRangePushA(name);
+#endif
     if (name_) start_ = std::chrono::steady_clock::now();
   }
   ~ScopedTrace() {
     if (name_) Record(name_, start_, std::chrono::steady_clock::now());
+#ifdef IMGPIPE_HAVE_NVTX
+    nvtxRangePop();
+#endif
   }
   ScopedTrace(const ScopedTrace&) = delete;
   ScopedTrace& operator=(const ScopedTrace&) = delete;

@@ -1,0 +1,167 @@
+// imgpipe train as real processes: two ranks over Gloo on loopback against one, a rank
+// killed mid-run, and SIGKILL then --resume.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "cli/cli_test_util.h"
+#include "train/checkpoint.h"
+#include "train/trainer_test_util.h"
+
+namespace imgpipe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// simple-cnn (no BatchNorm, so a split batch computes the same gradient), no
+// augmentation and no shuffle: one process and two see the same 8 images per step.
+std::vector<std::string> ExactRun(const std::string& checkpoints) {
+  return {"train", "--data", train::SmallTrainingSet(), "--model", "simple-cnn", "--no-augment",
+          "--shuffle-buffer", "0", "--image-size", "32", "--batch-size", "8", "--epochs", "1",
+          "--lr", "0.05", "--seed", "3", "--threads", "1", "--intra-op-threads", "1",
+          "--checkpoint-dir", checkpoints, "--json"};
+}
+
+double MaxParameterDifference(const std::string& a_path, const std::string& b_path) {
+  train::Checkpoint a = train::LoadCheckpoint(a_path), b = train::LoadCheckpoint(b_path);
+  EXPECT_EQ(a.model.size(), b.model.size());
+  double worst = 0;
+  for (size_t i = 0; i < a.model.size() && i < b.model.size(); ++i) {
+    EXPECT_EQ(a.model[i].first, b.model[i].first);
+    worst = std::max(worst, (a.model[i].second - b.model[i].second).abs().max().item<double>());
+  }
+  return worst;
+}
+
+// Tolerance: the two runs add the same gradients in a different order (two halves,
+// then an all-reduce), so float32 rounding differs; 6 SGD steps keep it near 1e-6.
+TEST(Train, TwoGlooProcessesMatchOneProcessWithTheSameGlobalBatch) {
+  std::string one = FreshDir("one_process"), two = FreshDir("two_processes");
+  Result single = RunImgpipe(ExactRun(one));
+  ASSERT_EQ(single.status, 0) << single.err;
+  std::vector<std::string> args = ExactRun(two);
+  args.insert(args.end(), {"--nproc", "2"});
+  Result pair = RunImgpipe(args);
+  ASSERT_EQ(pair.status, 0) << pair.err;
+
+  nlohmann::json summary = JsonLines(pair.out).back();
+  EXPECT_EQ(summary["event"], "summary");
+  EXPECT_EQ(summary["world_size"], 2);
+  EXPECT_EQ(summary["replicas_identical"], true);  // both ranks' parameters, bit for bit
+  EXPECT_EQ(summary["steps"], 6);
+  EXPECT_EQ(summary["val_records"], 16);  // validation split over the ranks, each record once
+  nlohmann::json start = JsonLines(pair.out).front();
+  EXPECT_EQ(start["backend"], "gloo");
+  EXPECT_EQ(start["replica_batch"], 4);
+
+  double difference = MaxParameterDifference(JoinPath(one, "last.pt"), JoinPath(two, "last.pt"));
+  std::printf("largest parameter difference, 1 vs 2 processes: %g\n", difference);
+  EXPECT_LT(difference, 1e-4);
+  EXPECT_NEAR(JsonLines(single.out).back()["val_loss"].get<double>(), summary["val_loss"].get<double>(), 1e-3);
+}
+
+// Waits until `path` contains `text` or `timeout` passes.
+bool WaitForText(const std::string& path, const std::string& text, std::chrono::seconds timeout) {
+  Clock::time_point end = Clock::now() + timeout;
+  while (Clock::now() < end) {
+    if (PathExists(path) && ReadFile(path).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// A rank killed mid-run: the survivor fails with an error within the timeout instead
+// of hanging (Gloo sees the closed connection; the collective timeout bounds the rest).
+TEST(Train, KilledRankMakesTheOtherFailWithinTheTimeout) {
+  std::string dir = FreshDir("killed_rank");
+  std::vector<std::string> args = {"train", "--data", train::SmallTrainingSet(), "--model", "small-resnet",
+                                   "--image-size", "32", "--batch-size", "8", "--epochs", "1000",
+                                   "--threads", "1", "--intra-op-threads", "1", "--log-every", "1",
+                                   "--collective-timeout", "30", "--json"};
+  std::string port = std::to_string(FreeLoopbackPort());
+  auto env = [&](int rank) {
+    return EnvironmentOverrides{{"RANK", std::to_string(rank)}, {"WORLD_SIZE", "2"},
+                                {"LOCAL_RANK", std::to_string(rank)}, {"MASTER_ADDR", "127.0.0.1"},
+                                {"MASTER_PORT", port}};
+  };
+  std::string out0 = JoinPath(dir, "rank0.out"), out1 = JoinPath(dir, "rank1.out");
+  pid_t rank0 = Start(args, out0, false, env(0));
+  pid_t rank1 = Start(args, out1, false, env(1));
+  ASSERT_TRUE(WaitForText(out0, "\"event\":\"step\"", std::chrono::seconds(120))) << ReadFile(out0 + ".err");
+  ::kill(rank1, SIGKILL);
+  Clock::time_point killed = Clock::now();
+  int status = Wait(rank0);
+  double seconds = std::chrono::duration<double>(Clock::now() - killed).count();
+  EXPECT_NE(status, 0);
+  EXPECT_LT(status, 128) << "rank 0 should exit with an error, not be killed";
+  EXPECT_LT(seconds, 60.0);
+  EXPECT_NE(ReadFile(out0 + ".err").find("error"), std::string::npos) << ReadFile(out0 + ".err");
+  Wait(rank1);
+}
+
+// SIGKILL at several points of a run that checkpoints every step: every checkpoint
+// under its final name loads, and --resume finishes the run.
+TEST(Train, KilledThenResumedNeverLeavesACorruptCheckpoint) {
+  std::string dir = FreshDir("killed_train");
+  std::string checkpoints = JoinPath(dir, "checkpoints");
+  std::vector<std::string> args = {"train", "--data", train::SmallTrainingSet(), "--model", "small-resnet",
+                                   "--image-size", "32", "--batch-size", "8", "--epochs", "3",
+                                   "--threads", "1", "--intra-op-threads", "1", "--checkpoint-every", "1",
+                                   "--checkpoint-dir", checkpoints, "--json"};
+  for (int delay_ms : {0, 150, 400}) {
+    std::vector<std::string> run = args;
+    if (PathExists(JoinPath(checkpoints, "last.pt"))) run.push_back("--resume");
+    std::string out = JoinPath(dir, "run" + std::to_string(delay_ms) + ".out");
+    pid_t pid = Start(run, out);
+    ASSERT_TRUE(WaitForText(out, "\"event\":\"checkpoint\"", std::chrono::seconds(120))) << ReadFile(out + ".err");
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(pid, SIGKILL);
+    Wait(pid);
+    for (const std::string& name : ListDirectory(checkpoints)) {
+      if (name.size() > kTemporarySuffix.size() && name.ends_with(kTemporarySuffix)) continue;
+      EXPECT_NO_THROW(train::LoadCheckpoint(JoinPath(checkpoints, name))) << name << " after " << delay_ms;
+    }
+  }
+  args.push_back("--resume");
+  Result finished = RunImgpipe(args);
+  ASSERT_EQ(finished.status, 0) << finished.err;
+  nlohmann::json summary = JsonLines(finished.out).back();
+  EXPECT_EQ(summary["steps"], 18);
+  EXPECT_EQ(train::LoadCheckpoint(JoinPath(checkpoints, "last.pt")).meta.step, 18);
+
+  // Three kills and resumes later, the model is the uninterrupted run's, bit for bit.
+  std::string reference = JoinPath(dir, "reference");
+  args.pop_back();
+  args[std::find(args.begin(), args.end(), checkpoints) - args.begin()] = reference;
+  ASSERT_EQ(RunImgpipe(args).status, 0);
+  EXPECT_EQ(MaxParameterDifference(JoinPath(reference, "last.pt"), JoinPath(checkpoints, "last.pt")), 0.0);
+}
+
+TEST(Train, HumanOutputHasProgressEpochLinesAndTheVerdict) {
+  std::string dir = FreshDir("human");
+  Result r = RunImgpipe({"train", "--data", train::SmallTrainingSet(), "--model", "small-resnet", "--image-size",
+                         "32", "--batch-size", "8", "--epochs", "1", "--threads", "1", "--logdir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("training small-resnet on 4 classes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("epoch 1: train loss"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("val top-1"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.out.find("input-bound") != std::string::npos || r.out.find("compute-bound") != std::string::npos)
+      << r.out;
+  EXPECT_EQ(ListDirectory(dir).size(), 1u);  // one TensorBoard event file
+}
+
+TEST(Train, BadArgumentsAreUsageErrors) {
+  Result r = RunImgpipe({"train", "--data", train::SmallTrainingSet(), "--precision", "fp8"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("fp8"), std::string::npos) << r.err;
+  r = RunImgpipe({"train", "--data", train::SmallTrainingSet(), "--precision", "fp16"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("fp16 needs --device cuda"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace imgpipe

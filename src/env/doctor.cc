@@ -1,0 +1,739 @@
+#include "env/doctor.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "env/nvidia_abi.h"
+#include "util/error.h"
+#include "util/file.h"
+
+namespace imgpipe::env {
+namespace {
+
+constexpr int kBusyGpuPercent = 50;  // a GPU this busy before training starts is shared
+// Below this many CPUs per GPU, JPEG decode usually starves a ResNet-50-class model on
+// a current GPU (one core decodes and crops a few hundred ImageNet images per second).
+constexpr int kCpusPerGpu = 4;
+constexpr int kAutotunePrefetchStart = 2;  // batches; autotune's starting prefetch
+
+// Appends one check to the report.
+void Add(DoctorReport* r, const char* layer, std::string name, CheckStatus status,
+         std::string detail, std::string fix = "") {
+  r->checks.push_back({layer, std::move(name), status, std::move(detail), std::move(fix)});
+}
+
+// "1 GPU", "4 GPUs".
+std::string Plural(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// `parts` with `separator` between them.
+std::string Join(const std::vector<std::string>& parts, const char* separator) {
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : separator) + part;
+  return text;
+}
+
+// Whether the doctor runs in a container (the driver is then the host's).
+bool InContainer(const DoctorReport& r) { return !r.container.empty(); }
+
+// What to tell a container user whose container does not see the host's GPUs.
+const char* kContainerGpuAdvice =
+    "start the container with the NVIDIA container toolkit so it gets the host's GPUs and "
+    "driver libraries: docker run --gpus all ... (podman: --device nvidia.com/gpu=all; "
+    "Kubernetes: request nvidia.com/gpu)";
+const char* kWslDriverAdvice =
+    "install or update the NVIDIA driver on Windows, not inside WSL (a Linux NVIDIA driver "
+    "must never be installed in WSL); then restart WSL with wsl --shutdown. libcuda.so.1 "
+    "must come from /usr/lib/wsl/lib";
+
+// Where the driver must be updated to support CUDA `needed`.
+std::string DriverUpdateAdvice(const DoctorReport& r, const Version& needed) {
+  std::string minimum = MinimumDriverForCudaMajor(needed.major);
+  std::string what = "a driver that supports CUDA " + needed.ToString(2);
+  if (!minimum.empty()) {
+    what += " (every CUDA " + std::to_string(needed.major) + ".x runtime needs driver " + minimum +
+            " or newer)";
+  }
+  if (r.wsl.detected) {
+    return "update the NVIDIA driver on Windows to " + what +
+           "; never install a Linux driver inside WSL";
+  }
+  if (InContainer(r)) {
+    return "update the NVIDIA driver on the host to " + what +
+           ": a container uses the host's driver; or use a libtorch built for an older CUDA";
+  }
+  return "install " + what + ", or use a libtorch built for the CUDA the driver supports";
+}
+
+// "550.54.15, supports CUDA up to 12.4, 4 GPUs".
+std::string DriverSummary(const NvidiaDriverInfo& d) {
+  std::string text = d.driver_version.empty() ? "version unknown" : d.driver_version;
+  if (d.driver_cuda_version > 0) {
+    text += ", supports CUDA up to " + DecodeCudaVersion(d.driver_cuda_version).ToString(2);
+  }
+  return text + ", " + Plural(d.GpuCount(), "GPU", "GPUs");
+}
+
+// How to get NVML working again after the failure in r.driver.nvml_error_code.
+std::string NvmlFix(const DoctorReport& r) {
+  switch (r.driver.nvml_error_code) {
+    case abi::kNvmlErrorLibRmVersionMismatch:
+      return std::string(
+                 "the NVIDIA kernel module and the driver libraries are different versions "
+                 "(usually after a driver upgrade): reboot") +
+             (InContainer(r) ? " the host" : ", or reload the nvidia kernel modules");
+    case abi::kNvmlErrorNoPermission:
+      return "this user may not open /dev/nvidia*: check their permissions (ls -l /dev/nvidia*)";
+    case abi::kNvmlErrorDriverNotLoaded:
+      if (r.wsl.detected) return kWslDriverAdvice;
+      if (InContainer(r))
+        return std::string("load the NVIDIA driver on the host; ") + kContainerGpuAdvice;
+      return "load the NVIDIA kernel module (sudo modprobe nvidia; dmesg | grep -i nvrm says why "
+             "it "
+             "fails; with Secure Boot the module must be signed) or reinstall the driver";
+    default:
+      return "run nvidia-smi and read dmesg | grep -i nvrm";
+  }
+}
+
+// platform: WSL (1 or 2, GPU paravirtualisation) and containers.
+void CheckPlatform(DoctorReport* r) {
+  const WslInfo& wsl = r->wsl;
+  if (wsl.detected && !wsl.wsl2) {
+    Add(r, "platform", "WSL", CheckStatus::kWarning,
+        "WSL1 (" + wsl.kernel + "): WSL1 has no GPU access",
+        "convert the distribution to WSL2 (in PowerShell: wsl --set-version <distribution> 2)");
+  } else if (wsl.wsl2) {
+    Add(r, "platform", "WSL", CheckStatus::kInfo,
+        "WSL2: the NVIDIA driver lives on the Windows side; libcuda.so.1 comes from "
+        "/usr/lib/wsl/lib",
+        "keep the NVIDIA driver up to date on Windows; inside WSL install the CUDA toolkit "
+        "without a driver (cuda-toolkit-12-x, never cuda-drivers or nvidia-driver)");
+    if (!wsl.has_dxg) {
+      Add(r, "platform", "WSL GPU", CheckStatus::kWarning,
+          "/dev/dxg is missing: this WSL2 system has no GPU paravirtualisation", kWslDriverAdvice);
+    } else if (!wsl.has_wsl_lib) {
+      Add(r, "platform", "WSL GPU", CheckStatus::kWarning,
+          "/dev/dxg is present but /usr/lib/wsl/lib (the Windows driver's libcuda) is missing",
+          "update WSL (in PowerShell: wsl --update) and the NVIDIA driver on Windows");
+    }
+  }
+  if (InContainer(*r)) {
+    Add(r, "platform", "container", CheckStatus::kInfo,
+        "running in a container (" + r->container +
+            "): the GPUs and the NVIDIA driver come from the host");
+  }
+  if (!wsl.detected && !InContainer(*r)) {
+    std::vector<std::string> words = SplitAndTrim(wsl.kernel, ' ');
+    if (words.size() > 3) words.resize(3);
+    Add(r, "platform", "environment", CheckStatus::kInfo,
+        "no container or WSL detected" + (words.empty() ? "" : " (" + Join(words, " ") + ")"));
+  }
+}
+
+// How to get cuInit working after it failed with `code` on a machine with GPUs.
+std::string CudaInitFix(const DoctorReport& r, int code) {
+  switch (code) {
+    case abi::kCudaErrorNoDevice:
+      return "CUDA sees none of the GPUs: check CUDA_VISIBLE_DEVICES and the permissions of "
+             "/dev/nvidia*" +
+             std::string(InContainer(r) ? "; " + std::string(kContainerGpuAdvice) : "");
+    case abi::kCudaErrorSystemDriverMismatch:
+      return "libcuda.so.1 and the kernel module are different versions (often a cuda-compat "
+             "package on the library path): remove it from the path or reboot after a driver "
+             "upgrade";
+    case abi::kCudaErrorCompatNotSupportedOnDevice:
+      return "CUDA forward compatibility (cuda-compat) works on data-center GPUs only: remove it "
+             "from the library path and update the driver instead";
+    default:
+      return "run nvidia-smi and read dmesg | grep -i nvrm";
+  }
+}
+
+// libcuda.so.1: loaded from the right place and cuInit works. `driver_seen`: the
+// kernel module or NVML shows a driver, so libcuda must be there.
+void CheckLibcuda(DoctorReport* r, bool driver_seen) {
+  const NvidiaDriverInfo& d = r->driver;
+  std::string where = "libcuda.so.1" + (d.libcuda_path.empty() ? "" : " (" + d.libcuda_path + ")");
+  if (!d.libcuda_loaded) {
+    if (driver_seen) {
+      Add(r, "driver", "libcuda", CheckStatus::kError,
+          "libcuda.so.1 cannot be loaded (" + d.libcuda_error +
+              "): CUDA programs cannot reach the driver",
+          InContainer(*r) ? kContainerGpuAdvice
+                          : "install the driver's CUDA library, the same version as the driver "
+                            "(Debian: libcuda1; NVIDIA's packages: libnvidia-compute-<branch>)");
+    }
+    return;
+  }
+  bool from_wsl = d.libcuda_path.empty() || d.libcuda_path.rfind("/usr/lib/wsl/", 0) == 0;
+  if (r->wsl.detected && !from_wsl) {
+    Add(r, "driver", "libcuda", CheckStatus::kWarning,
+        "libcuda.so.1 is loaded from " + d.libcuda_path +
+            ", not from /usr/lib/wsl/lib: a Linux NVIDIA driver installed inside WSL hides the "
+            "Windows driver",
+        "remove the Linux NVIDIA driver packages inside WSL (keep cuda-toolkit-12-x, never "
+        "cuda-drivers or nvidia-driver), then run sudo ldconfig");
+  } else if (d.cuda_init_ok) {
+    Add(r, "driver", "libcuda", CheckStatus::kOk, where + ", cuInit works");
+  } else if (d.cuda_init_code == abi::kCudaErrorNoDevice && d.GpuCount() == 0) {
+    Add(r, "driver", "libcuda", CheckStatus::kInfo, where + " finds no CUDA device");
+  } else {
+    Add(r, "driver", "libcuda", CheckStatus::kError, where + " loads but " + d.cuda_init_error,
+        CudaInitFix(*r, d.cuda_init_code));
+  }
+}
+
+// driver: the NVIDIA driver (NVML, kernel module, PCI bus) and libcuda.
+void CheckDriver(DoctorReport* r) {
+  const NvidiaDriverInfo& d = r->driver;
+  bool nvml_loaded = !d.nvml_soname.empty();
+  bool nvml_ok = d.nvml_ok();
+  bool module_loaded = !d.kernel_module_version.empty();
+  bool driver_expected = d.GpuCount() > 0 || module_loaded || (r->wsl.wsl2 && r->wsl.has_dxg);
+  // 1. The driver itself.
+  if (nvml_ok) {
+    Add(r, "driver", "NVIDIA driver", CheckStatus::kOk, DriverSummary(d) + " (from NVML)");
+  } else if (nvml_loaded && driver_expected) {
+    Add(r, "driver", "NVIDIA driver", CheckStatus::kError,
+        "NVML cannot reach the driver: " + d.nvml_error, NvmlFix(*r));
+  } else if (module_loaded) {
+    Add(r, "driver", "NVIDIA driver",
+        d.libcuda_loaded ? CheckStatus::kWarning : CheckStatus::kError,
+        "the kernel module " + d.kernel_module_version +
+            " is loaded but NVML is not: " + d.nvml_error,
+        InContainer(*r) ? kContainerGpuAdvice
+                        : "install the driver's user-space libraries of the same version as the "
+                          "kernel module (nvidia-smi, libnvidia-ml.so.1, libcuda.so.1)");
+  } else if (r->wsl.wsl2 && d.libcuda_loaded) {
+    Add(r, "driver", "NVIDIA driver", CheckStatus::kOk,
+        "the Windows NVIDIA driver, through WSL: " + DriverSummary(d));
+  } else if (r->wsl.wsl2 && r->wsl.has_dxg) {
+    Add(r, "driver", "NVIDIA driver", CheckStatus::kError,
+        "/dev/dxg is present but libcuda.so.1 cannot be loaded: " + d.libcuda_error,
+        kWslDriverAdvice);
+  } else if (d.cuda_init_ok && d.GpuCount() > 0) {
+    Add(r, "driver", "NVIDIA driver", CheckStatus::kOk,
+        DriverSummary(d) + " (from libcuda; NVML is missing)");
+  } else if (d.pci_gpu_count > 0) {
+    Add(r, "driver", "NVIDIA driver", CheckStatus::kError,
+        Plural(d.pci_gpu_count, "NVIDIA GPU is", "NVIDIA GPUs are") +
+            " on the PCI bus but no NVIDIA driver is loaded",
+        InContainer(*r)
+            ? std::string("install the driver on the host; ") + kContainerGpuAdvice
+            : "install the NVIDIA driver (Debian: apt install nvidia-driver, then reboot) "
+              "and check that nvidia-smi lists the GPUs");
+  } else {
+    std::string detail = "no NVIDIA GPU: training runs on CPU";
+    if (nvml_loaded) detail += " (libnvidia-ml.so.1 is installed but finds no driver)";
+    Add(r, "driver", "NVIDIA driver", CheckStatus::kInfo, detail,
+        InContainer(*r) ? std::string("if the host has NVIDIA GPUs, ") + kContainerGpuAdvice : "");
+  }
+  // 2. libcuda.so.1, through which every CUDA program reaches the driver.
+  CheckLibcuda(r, nvml_ok || module_loaded);
+}
+
+// The soname libtorch needs for `kind` ("" when it needs none), and the version it was
+// built with (when known).
+std::string NeededSoname(const TorchBuildInfo& t, CudaLibraryKind kind,
+                         std::optional<Version>* built_with) {
+  if (!t.cuda_build || t.cuda_version <= 0) return "";
+  Version cuda = DecodeCudaVersion(t.cuda_version);
+  switch (kind) {
+    case CudaLibraryKind::kRuntime:
+      *built_with = cuda;
+      return SonameForMajor(kind, cuda.major);
+    case CudaLibraryKind::kCublas:  // cuBLAS N ships with CUDA N
+      return SonameForMajor(kind, cuda.major);
+    case CudaLibraryKind::kCudnn:
+      if (t.cudnn_version <= 0) return "";
+      *built_with = DecodeCudnnVersion(t.cudnn_version);
+      return SonameForMajor(kind, (*built_with)->major);
+    case CudaLibraryKind::kNccl:
+      return "";
+  }
+  return "";
+}
+
+// "cuDNN 8.9.2 (libcudnn.so.8, /usr/lib/x86_64-linux-gnu/libcudnn.so.8)"; without
+// `with_name`, from the version on.
+std::string Described(const CudaLibrary& lib, bool with_name = true) {
+  std::string text = with_name ? CudaLibraryName(lib.kind) : "";
+  if (lib.version_known) {
+    text += (text.empty() ? "" : " ") +
+            lib.version.ToString(lib.kind == CudaLibraryKind::kRuntime ? 2 : 3);
+  }
+  text +=
+      (text.empty() ? "(" : " (") + lib.soname + (lib.path.empty() ? "" : ", " + lib.path) + ")";
+  if (!lib.version_known && !lib.error.empty()) text += ", version unknown: " + lib.error;
+  return text;
+}
+
+// How to install the `major` release of a library.
+std::string InstallAdvice(CudaLibraryKind kind, int major, int cuda_major) {
+  std::string cuda = std::to_string(cuda_major);
+  std::string text;
+  switch (kind) {
+    case CudaLibraryKind::kRuntime:
+      text = "install the CUDA " + cuda + " runtime (NVIDIA's cuda-cudart-" + cuda + "-x package)";
+      break;
+    case CudaLibraryKind::kCudnn:
+      text = "install cuDNN " + std::to_string(major) + " for CUDA " + cuda + " (NVIDIA's cudnn" +
+             std::to_string(major) + "-cuda-" + cuda +
+             " package), or use a libtorch built for the cuDNN you have";
+      break;
+    case CudaLibraryKind::kCublas:
+      text = "install cuBLAS " + cuda + " (NVIDIA's libcublas-" + cuda + "-x package)";
+      break;
+    case CudaLibraryKind::kNccl:
+      text = "install NCCL 2 for CUDA " + cuda + " (NVIDIA's libnccl2 package)";
+      break;
+  }
+  return text +
+         "; if it is installed, add its folder to LD_LIBRARY_PATH or register it with ldconfig";
+}
+
+// cuda: one library, against the soname and version libtorch needs.
+void CheckCudaLibrary(DoctorReport* r, const CudaLibrary& lib) {
+  const TorchBuildInfo& t = r->torch;
+  int gpus = r->driver.GpuCount();
+  const char* name = CudaLibraryName(lib.kind);
+  std::optional<Version> built_with;
+  std::string needed = NeededSoname(t, lib.kind, &built_with);
+  int cuda_major = t.cuda_version > 0 ? DecodeCudaVersion(t.cuda_version).major : 12;
+  // 1. A library libtorch does not need: report what is there.
+  if (needed.empty()) {
+    if (lib.found()) {
+      Add(r, "cuda", name, CheckStatus::kOk, Described(lib, false));
+    } else if (lib.kind == CudaLibraryKind::kNccl && t.cuda_build && gpus > 1) {
+      Add(r, "cuda", name, CheckStatus::kWarning,
+          "NCCL not found (" + Join(lib.tried, ", ") +
+              "): training on several GPUs all-reduces gradients with NCCL",
+          InstallAdvice(lib.kind, 2, cuda_major));
+    } else {
+      Add(r, "cuda", name, CheckStatus::kInfo, "not found (tried " + Join(lib.tried, ", ") + ")");
+    }
+    return;
+  }
+  // 2. The soname libtorch needs is there: is it at least the version it was built with?
+  if (lib.soname == needed) {
+    if (lib.version_known && built_with &&
+        std::pair(lib.version.major, lib.version.minor) <
+            std::pair(built_with->major, built_with->minor)) {
+      Add(r, "cuda", name, CheckStatus::kWarning,
+          Described(lib) + " is older than the " + built_with->ToString(2) +
+              " libtorch was built with",
+          "update " + std::string(name) + " to " + built_with->ToString(2) + " or newer");
+    } else {
+      Add(r, "cuda", name, CheckStatus::kOk, Described(lib, false) + ", as libtorch needs");
+    }
+    return;
+  }
+  // 3. It is missing.
+  std::string detail =
+      "libtorch needs " + std::string(name) +
+      (built_with ? " " + std::to_string(built_with->major) + " (built with " +
+                        built_with->ToString(lib.kind == CudaLibraryKind::kRuntime ? 2 : 3) + ")"
+                  : "") +
+      " but " + needed + " is not found";
+  if (lib.found()) detail += " (found " + Described(lib) + ")";
+  CheckStatus status = CheckStatus::kError;
+  if (t.cuda_available) {
+    status = CheckStatus::kWarning;
+    detail += "; libtorch runs CUDA anyway, so it must carry its own copy";
+  } else if (gpus == 0) {
+    status = CheckStatus::kInfo;
+    detail += "; not needed to train on CPU";
+  }
+  Add(r, "cuda", name, status, detail,
+      InstallAdvice(lib.kind, built_with ? built_with->major : cuda_major, cuda_major));
+}
+
+// The driver against the CUDA runtime that will run: libtorch's, else the installed one.
+void CheckDriverCompatibility(DoctorReport* r) {
+  const TorchBuildInfo& t = r->torch;
+  std::optional<Version> runtime;
+  std::string runtime_name;
+  if (t.cuda_build && t.cuda_version > 0) {
+    runtime = DecodeCudaVersion(t.cuda_version);
+    runtime_name = "the CUDA " + runtime->ToString(2) + " runtime libtorch was built with";
+  } else {
+    for (const CudaLibrary& lib : r->libraries) {
+      if (lib.kind == CudaLibraryKind::kRuntime && lib.found() && lib.version_known) {
+        runtime = lib.version;
+        runtime_name = "the CUDA " + runtime->ToString(2) + " runtime (" + lib.soname + ")";
+      }
+    }
+  }
+  if (!runtime || r->driver.driver_cuda_version <= 0) return;
+  Version driver = DecodeCudaVersion(r->driver.driver_cuda_version);
+  std::string supports = "the driver supports CUDA up to " + driver.ToString(2);
+  if (driver.major < runtime->major) {
+    // Only libtorch's runtime decides whether training can use the GPUs.
+    Add(r, "cuda", "driver vs runtime", t.cuda_build ? CheckStatus::kError : CheckStatus::kWarning,
+        supports + ", too old for " + runtime_name + " (it needs a driver for CUDA " +
+            std::to_string(runtime->major) + ")",
+        DriverUpdateAdvice(*r, *runtime));
+  } else if (std::pair(driver.major, driver.minor) < std::pair(runtime->major, runtime->minor)) {
+    Add(r, "cuda", "driver vs runtime", CheckStatus::kWarning,
+        supports + ", older than " + runtime_name +
+            ": it runs through CUDA minor-version compatibility, but PTX from the newer toolkit "
+            "cannot be JIT-compiled and newer features fail",
+        DriverUpdateAdvice(*r, *runtime));
+  } else {
+    Add(r, "cuda", "driver vs runtime", CheckStatus::kOk,
+        supports + ", enough for " + runtime_name);
+  }
+}
+
+// cuda: every library and the driver's CUDA version; one line when none is there and
+// none is needed.
+void CheckCuda(DoctorReport* r) {
+  bool any_found = std::any_of(r->libraries.begin(), r->libraries.end(),
+                               [](const CudaLibrary& lib) { return lib.found(); });
+  if (!any_found && r->driver.GpuCount() == 0 && !r->torch.cuda_build) {
+    std::vector<std::string> tried;
+    for (const CudaLibrary& lib : r->libraries)
+      tried.insert(tried.end(), lib.tried.begin(), lib.tried.end());
+    Add(r, "cuda", "CUDA libraries", CheckStatus::kInfo,
+        "none found (tried " + Join(tried, ", ") + "): not needed to train on CPU");
+    return;
+  }
+  for (const CudaLibrary& lib : r->libraries) CheckCudaLibrary(r, lib);
+  CheckDriverCompatibility(r);
+}
+
+// gpu: one line per GPU; a busy one is a warning.
+void CheckGpus(DoctorReport* r) {
+  for (const GpuInfo& gpu : r->driver.gpus) {
+    std::string detail = gpu.name.empty() ? "unnamed" : gpu.name;
+    if (gpu.memory_total_bytes > 0) {
+      detail += ", " + FormatBytes(gpu.memory_total_bytes) + " (" +
+                FormatBytes(gpu.memory_used_bytes) + " used)";
+    }
+    if (gpu.compute_capability_major >= 0) {
+      detail += ", compute capability " + std::to_string(gpu.compute_capability_major) + "." +
+                std::to_string(gpu.compute_capability_minor);
+    }
+    if (gpu.utilization_percent >= 0)
+      detail += ", " + std::to_string(gpu.utilization_percent) + "% busy";
+    if (gpu.source != "NVML") detail += " (from " + gpu.source + ")";
+    bool busy = gpu.utilization_percent >= kBusyGpuPercent ||
+                (gpu.memory_total_bytes > 0 && gpu.memory_used_bytes * 2 > gpu.memory_total_bytes);
+    std::string name = "GPU " + std::to_string(gpu.index);
+    if (busy) {
+      Add(r, "gpu", name, CheckStatus::kWarning, detail + ": another process is using it",
+          "nvidia-smi lists the processes; choose free GPUs with CUDA_VISIBLE_DEVICES");
+    } else {
+      Add(r, "gpu", name, gpu.source == "NVML" ? CheckStatus::kOk : CheckStatus::kInfo, detail);
+    }
+  }
+}
+
+// libtorch: CPU-only or CUDA, against the GPUs present.
+void CheckTorch(DoctorReport* r) {
+  const TorchBuildInfo& t = r->torch;
+  int gpus = r->driver.GpuCount();
+  if (!t.linked) {
+    Add(r, "libtorch", "libtorch", CheckStatus::kInfo,
+        "imgpipe was built without libtorch: train, extract and classify are not available",
+        "configure with -DIMGPIPE_TORCH=ON (and -DTorch_DIR=<libtorch>/share/cmake/Torch)");
+    return;
+  }
+  if (!t.cuda_build) {
+    if (gpus > 0) {
+      Add(r, "libtorch", "libtorch", CheckStatus::kError,
+          "libtorch " + t.version + " is a CPU-only build but " +
+              Plural(gpus, "GPU is", "GPUs are") + " present",
+          "build imgpipe against a CUDA build of libtorch (pytorch.org's cxx11-ABI zip for a CUDA "
+          "the driver supports): cmake -DTorch_DIR=<libtorch>/share/cmake/Torch. If it is one "
+          "already, libtorch_cuda.so was dropped at link time: link with -Wl,--no-as-needed");
+    } else {
+      Add(r, "libtorch", "libtorch", CheckStatus::kOk,
+          "libtorch " + t.version + ", a CPU-only build: training runs on CPU");
+    }
+    return;
+  }
+  std::string built =
+      "libtorch " + t.version + ", built with CUDA " +
+      DecodeCudaVersion(t.cuda_version).ToString(2) +
+      (t.cudnn_version > 0 ? " and cuDNN " + DecodeCudnnVersion(t.cudnn_version).ToString() : "");
+  if (gpus == 0 && !t.cuda_available) {
+    Add(r, "libtorch", "libtorch", CheckStatus::kInfo,
+        built + "; no NVIDIA GPU here: training runs on CPU");
+  } else if (!t.cuda_available) {
+    Add(r, "libtorch", "libtorch", CheckStatus::kError,
+        built + ", cannot use the " + Plural(gpus, "GPU", "GPUs") + " present",
+        "fix the driver and CUDA problems above; check that CUDA_VISIBLE_DEVICES does not hide "
+        "every GPU");
+  } else if (gpus > 0 && t.cuda_device_count < gpus) {
+    Add(r, "libtorch", "libtorch", CheckStatus::kInfo,
+        built + ", uses " + std::to_string(t.cuda_device_count) + " of the " +
+            std::to_string(gpus) + " GPUs present (CUDA_VISIBLE_DEVICES?)");
+  } else {
+    Add(r, "libtorch", "libtorch", CheckStatus::kOk,
+        built + ", uses " + Plural(t.cuda_device_count, "GPU", "GPUs"));
+  }
+}
+
+// host: CPUs against the decode threads and GPUs, memory against the planned buffers
+// (sets r->planned_buffer_bytes).
+void CheckHost(DoctorReport* r, const PlannedTraining& plan, double record_bytes,
+               const std::string& record_bytes_source) {
+  // 1. CPUs against the decode threads and the GPUs.
+  const CpuInfo& cpus = r->cpus;
+  std::string cpu_detail = Plural(cpus.usable, "CPU", "CPUs") + " usable (" + cpus.allowed_source;
+  if (cpus.cgroup_quota) {
+    char quota[32];
+    std::snprintf(quota, sizeof(quota), "%.1f", *cpus.cgroup_quota);
+    cpu_detail += std::string(", cgroup quota ") + quota + " CPUs";
+  }
+  cpu_detail += ")";
+  int threads = plan.threads > 0 ? plan.threads : std::max(1, cpus.usable / r->processes);
+  int planned = threads * r->processes;
+  cpu_detail += "; " + Plural(threads, "decode thread", "decode threads") + " x " +
+                Plural(r->processes, "process", "processes");
+  if (planned > cpus.usable) {
+    Add(r, "host", "CPUs", CheckStatus::kWarning,
+        cpu_detail + " = " + std::to_string(planned) + " threads compete for " +
+            std::to_string(cpus.usable) + " CPUs",
+        "use --threads " + std::to_string(std::max(1, cpus.usable / r->processes)) +
+            " (or 0: the usable CPUs shared among the processes)");
+  } else {
+    Add(r, "host", "CPUs", CheckStatus::kOk, cpu_detail);
+  }
+  int gpus = r->driver.GpuCount();
+  if (gpus > 0 && cpus.usable < kCpusPerGpu * gpus) {
+    Add(r, "host", "CPUs per GPU", CheckStatus::kWarning,
+        Plural(cpus.usable, "CPU", "CPUs") + " for " + Plural(gpus, "GPU", "GPUs") +
+            ": JPEG decode will likely starve the GPUs (plan on " + std::to_string(kCpusPerGpu) +
+            " or more CPUs per GPU)",
+        "give the job more CPUs, store smaller images (convert at a 256-320 pixel shorter side), "
+        "and use --layout uint8 with normalisation on the GPU; imgpipe bench measures the rate");
+  }
+  // 2. Memory against the shuffle and batch buffers.
+  uint64_t per_process = PlannedBufferBytesPerProcess(plan, record_bytes);
+  r->planned_buffer_bytes = per_process * static_cast<uint64_t>(r->processes);
+  int prefetch = plan.pipeline.prefetch > 0 ? plan.pipeline.prefetch : kAutotunePrefetchStart;
+  std::string plan_text = "planned buffers " + FormatBytes(r->planned_buffer_bytes) + " (" +
+                          Plural(r->processes, "process", "processes") + " x [shuffle " +
+                          std::to_string(plan.pipeline.shuffle_buffer) + " x " +
+                          FormatBytes(static_cast<uint64_t>(record_bytes)) + " records " +
+                          record_bytes_source + " + " + std::to_string(prefetch + 2) +
+                          " batches of " + std::to_string(plan.pipeline.batch_size) + " x " +
+                          FormatBytes(OutputBytes(plan.preset.layout, plan.preset.size)) + "])";
+  std::optional<uint64_t> usable = r->memory.usable_bytes();
+  const char* fix =
+      "lower --shuffle-buffer, --batch-size or --prefetch, or use --layout uint8 (a quarter of "
+      "float32)";
+  if (!usable) {
+    Add(r, "host", "memory", CheckStatus::kInfo,
+        plan_text + "; available memory unknown (no /proc/meminfo)");
+  } else if (r->planned_buffer_bytes > *usable) {
+    Add(r, "host", "memory", CheckStatus::kError,
+        plan_text + " exceed the " + FormatBytes(*usable) +
+            " available: the out-of-memory killer will stop training",
+        fix);
+  } else if (r->planned_buffer_bytes * 2 > *usable) {
+    Add(r, "host", "memory", CheckStatus::kWarning,
+        plan_text + " take more than half of the " + FormatBytes(*usable) +
+            " available, leaving little for the model, pinned memory and the page cache",
+        fix);
+  } else {
+    Add(r, "host", "memory", CheckStatus::kOk,
+        plan_text + " of " + FormatBytes(*usable) + " available");
+  }
+}
+
+// Words for a disk name: virtio and Xen disks report rotational=1 whatever is below.
+std::string DiskNote(const PhysicalDisk& disk) {
+  if (disk.name.rfind("vd", 0) == 0 || disk.name.rfind("xvd", 0) == 0) {
+    return "; a virtual disk, and VMs often report rotational=1 whatever the storage below";
+  }
+  return "";
+}
+
+// data: the disks below the data path.
+void CheckStorage(DoctorReport* r, const std::string& data) {
+  const StorageInfo& s = *r->storage;
+  std::vector<std::string> names;
+  for (const PhysicalDisk& disk : s.disks) names.push_back(disk.name);
+  std::string where = data + " is on " + (s.filesystem.empty() ? "" : s.filesystem + " on ");
+  std::string via =
+      s.disks.size() == 1 && s.disks[0].name == s.block_device ? "" : " via " + s.block_device;
+  if (s.block_device.empty()) {
+    Add(r, "data", "storage", CheckStatus::kInfo,
+        where + "device " + s.device_number +
+            ", which has no local disk (a network, overlay or memory file system)",
+        "for network storage use large shards (100 MB or more) read several at once, or copy the "
+        "data to a local SSD");
+    return;
+  }
+  for (const PhysicalDisk& disk : s.disks) {
+    if (disk.rotational.value_or(false)) {
+      Add(r, "data", "storage", CheckStatus::kWarning,
+          where + "a rotational disk (" + disk.name + via + DiskNote(disk) + ")" +
+              ": shuffled reads of many files seek and wait",
+          "put the shards on an SSD or NVMe drive (or local scratch); keep shards large (100 MB or "
+          "more) "
+          "and read a few at once rather than many small files");
+      return;
+    }
+  }
+  bool all_known = std::all_of(s.disks.begin(), s.disks.end(),
+                               [](const PhysicalDisk& d) { return d.rotational.has_value(); });
+  if (s.disks.empty() || !all_known) {
+    Add(r, "data", "storage", CheckStatus::kInfo,
+        where + s.block_device + ": whether it is rotational is unknown");
+  } else {
+    Add(r, "data", "storage", CheckStatus::kOk,
+        where + "solid-state storage (" + Join(names, ", ") + via + ")");
+  }
+}
+
+// data: the shard count against processes and parallel readers.
+void CheckShards(DoctorReport* r, const PlannedTraining& plan, const std::string& data) {
+  const ShardList& shards = *r->shards;
+  size_t count = shards.files.size();
+  if (count == 0) {
+    Add(r, "data", "shards", CheckStatus::kInfo,
+        "no TFRecord shards in " + data + " (an image folder?): one file per image reads slower",
+        "convert it once: imgpipe convert --input " + data + " --output SHARDS_DIR");
+    return;
+  }
+  // Each process reads its own shards (file-level sharding) with up to cycle_length
+  // files at once, one reader thread each, at most one per CPU.
+  int cpus_per_process = std::max(1, r->cpus.usable / r->processes);
+  int readers_per_process = std::max(1, std::min(plan.pipeline.cycle_length, cpus_per_process));
+  size_t readers = static_cast<size_t>(readers_per_process) * static_cast<size_t>(r->processes);
+  std::string detail = Plural(static_cast<int>(count), "shard", "shards") + " (" +
+                       FormatBytes(shards.bytes) + ", " + std::to_string(shards.with_index) +
+                       " with .idx index files) for " + std::to_string(readers) +
+                       " parallel readers (" + Plural(r->processes, "process", "processes") +
+                       " x " + std::to_string(readers_per_process) + ")";
+  std::string more_shards = "reconvert with more shards (imgpipe convert --min-shards " +
+                            std::to_string(readers * 4) + ")";
+  if (count < static_cast<size_t>(r->processes)) {
+    bool indexed = shards.with_index == count;
+    Add(r, "data", "shards", indexed ? CheckStatus::kWarning : CheckStatus::kError,
+        detail +
+            ": fewer shards than processes, so each process reads part of every shard "
+            "(record-level DATA sharding)" +
+            (indexed ? "" : ", which needs the .idx index files that are missing"),
+        indexed ? more_shards
+                : more_shards +
+                      "; imgpipe convert writes the .idx files (for other shards: DALI's "
+                      "tfrecord2idx)");
+  } else if (count < readers) {
+    Add(r, "data", "shards", CheckStatus::kWarning,
+        detail + ": fewer shards than readers, so readers sit idle and epochs mix fewer files",
+        more_shards + ", or shard by record (ShardPolicy kData, from the .idx files)");
+  } else {
+    Add(r, "data", "shards", CheckStatus::kOk, detail);
+  }
+}
+
+}  // namespace
+
+const char* CheckStatusName(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::kOk:
+      return "ok";
+    case CheckStatus::kInfo:
+      return "info";
+    case CheckStatus::kWarning:
+      return "warning";
+    case CheckStatus::kError:
+      return "error";
+  }
+  return "?";
+}
+
+bool DoctorReport::ok() const { return Count(CheckStatus::kError) == 0; }
+
+int DoctorReport::Count(CheckStatus status) const {
+  return static_cast<int>(std::count_if(checks.begin(), checks.end(),
+                                        [&](const Check& c) { return c.status == status; }));
+}
+
+uint64_t PlannedBufferBytesPerProcess(const PlannedTraining& plan, double record_bytes) {
+  int prefetch = plan.pipeline.prefetch > 0 ? plan.pipeline.prefetch : kAutotunePrefetchStart;
+  uint64_t batch_bytes =
+      plan.pipeline.batch_size * OutputBytes(plan.preset.layout, plan.preset.size);
+  uint64_t shuffle_bytes =
+      static_cast<uint64_t>(static_cast<double>(plan.pipeline.shuffle_buffer) * record_bytes);
+  // Prefetched batches, plus the one being filled and the one the model is using.
+  return shuffle_bytes + static_cast<uint64_t>(prefetch + 2) * batch_bytes;
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+DoctorReport RunDoctor(const DoctorOptions& options, LibraryLoader& loader,
+                       const TorchBuildInfo& torch) {
+  SystemRoot root(options.root);
+  DoctorReport r;
+  r.torch = torch;
+  // 1. Probe every layer.
+  r.wsl = DetectWsl(root);
+  r.container = DetectContainer(root);
+  r.driver = ProbeNvidiaDriver(root, loader);
+  for (CudaLibraryKind kind : {CudaLibraryKind::kRuntime, CudaLibraryKind::kCudnn,
+                               CudaLibraryKind::kCublas, CudaLibraryKind::kNccl}) {
+    // The soname libtorch needs is tried first, so an older one beside it is not taken.
+    std::optional<Version> built_with;
+    std::string needed = NeededSoname(torch, kind, &built_with);
+    std::vector<std::string> sonames = DefaultSonames(kind);
+    if (!needed.empty()) sonames = PreferSoname(sonames, needed);
+    r.libraries.push_back(ProbeCudaLibrary(loader, kind, sonames));
+  }
+  r.cpus = ProbeCpus(root);
+  r.memory = ProbeMemory(root);
+  r.processes =
+      options.plan.processes > 0 ? options.plan.processes : std::max(1, r.driver.GpuCount());
+  bool data_exists = !options.data.empty() && PathExists(options.data);
+  if (data_exists) {
+    try {
+      r.storage = ProbeStorage(root, options.data);
+    } catch (const Error&) {
+      // Stat failed although the path exists (a race): the storage line is left out.
+    }
+    r.shards = ListShards(options.data);
+  }
+  double record_bytes = kAssumedRecordBytes;
+  std::string record_bytes_source = "(assumed: ImageNet's mean JPEG)";
+  if (r.shards && r.shards->mean_record_bytes) {
+    record_bytes = *r.shards->mean_record_bytes;
+    record_bytes_source = "(measured from the index files)";
+  }
+  // 2. Judge them, layer by layer.
+  CheckPlatform(&r);
+  CheckDriver(&r);
+  CheckCuda(&r);
+  CheckGpus(&r);
+  CheckTorch(&r);
+  CheckHost(&r, options.plan, record_bytes, record_bytes_source);
+  if (options.data.empty()) {
+    Add(&r, "data", "data", CheckStatus::kInfo, "no --data given: storage and shards not checked");
+  } else if (!data_exists) {
+    Add(&r, "data", "data", CheckStatus::kError, options.data + " does not exist",
+        "check the --data path");
+  } else {
+    if (r.storage) CheckStorage(&r, options.data);
+    CheckShards(&r, options.plan, options.data);
+  }
+  return r;
+}
+
+}  // namespace imgpipe::env

@@ -1,0 +1,86 @@
+// `imgpipe doctor`: checks the stack training runs on, layer by layer (platform, NVIDIA
+// driver, CUDA libraries, GPUs, libtorch, host CPUs and memory, data), and says what is
+// wrong and how to fix it. Everything is read below a SystemRoot and loaded through a
+// LibraryLoader, so tests run it on fake machines.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "env/cuda_libraries.h"
+#include "env/host_probe.h"
+#include "env/library_loader.h"
+#include "env/nvidia_driver.h"
+#include "env/storage_probe.h"
+#include "env/torch_build_info.h"
+#include "image/presets.h"
+#include "pipeline/image_samples.h"
+
+namespace imgpipe::env {
+
+enum class CheckStatus { kOk, kInfo, kWarning, kError };
+// "ok", "info", "warning", "error".
+const char* CheckStatusName(CheckStatus status);
+
+struct Check {
+  std::string layer;  // "platform", "driver", "cuda", "gpu", "libtorch", "host", "data"
+  std::string name;   // what was checked: "NVIDIA driver", "cuDNN", "GPU 0", ...
+  CheckStatus status = CheckStatus::kOk;
+  std::string detail;  // what was found
+  std::string fix;     // what to do about it; "" when nothing
+};
+
+// The training run the checks plan for. The defaults are the train pipeline's own.
+struct PlannedTraining {
+  pipeline::ImagePipelineConfig pipeline;  // batch_size, shuffle_buffer, cycle_length, prefetch
+  TrainPreset preset;                      // output size and layout
+  int threads = 0;    // decode threads per training process; 0: every usable CPU
+  int processes = 0;  // training processes (one per GPU); 0: one per GPU present, at least 1
+};
+
+struct DoctorOptions {
+  std::string root = "/";  // where /proc, /sys, /dev and /usr/lib are read
+  std::string data;        // the training data (shards or an image folder); "": not checked
+  PlannedTraining plan;
+};
+
+// Encoded bytes assumed per record when the data has no index files to measure:
+// ImageNet's training JPEGs average about 110 KB.
+inline constexpr double kAssumedRecordBytes = 110e3;
+
+// What the doctor found (the probes' results) and its verdicts.
+struct DoctorReport {
+  std::vector<Check> checks;  // in layer order
+  WslInfo wsl;
+  std::string container;  // "" when not in a container
+  NvidiaDriverInfo driver;
+  std::vector<CudaLibrary> libraries;  // CUDA runtime, cuDNN, cuBLAS, NCCL
+  TorchBuildInfo torch;
+  CpuInfo cpus;
+  MemoryInfo memory;
+  int processes = 1;                   // training processes planned
+  uint64_t planned_buffer_bytes = 0;   // their shuffle and batch buffers, all together
+  std::optional<StorageInfo> storage;  // when --data is given and exists
+  std::optional<ShardList> shards;
+
+  // Training can use what is present: no check is an error.
+  bool ok() const;
+  int Count(CheckStatus status) const;
+};
+
+// Probes the machine below `options.root` (libraries through `loader`), judges it
+// against `torch` and the planned training, and returns every check. Never throws for
+// what it finds; a problem is a check.
+DoctorReport RunDoctor(const DoctorOptions& options, LibraryLoader& loader,
+                       const TorchBuildInfo& torch);
+
+// Bytes the shuffle buffer (encoded records of `record_bytes`) and the batches in flight
+// (prefetched, being filled and being used) take in one training process.
+uint64_t PlannedBufferBytesPerProcess(const PlannedTraining& plan, double record_bytes);
+
+// "1.5 GiB", "310.0 MiB", "96.0 KiB", "512 B".
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace imgpipe::env

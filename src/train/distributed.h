@@ -1,0 +1,69 @@
+// Data parallelism over processes with PyTorch's c10d: a TCPStore for the rendezvous,
+// ProcessGroupGloo on CPUs and ProcessGroupNCCL on GPUs (when libtorch has it).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace imgpipe::train {
+
+// Where this process stands in a job, as launchers tell it.
+struct DistributedEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;  // processes on this machine (they share its cores)
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+
+  // Reads torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+  // MASTER_ADDR, MASTER_PORT), else Slurm's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
+  // SLURM_NTASKS_PER_NODE) or Open MPI's (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK,
+  // _LOCAL_SIZE), else a single process. Throws
+  // std::invalid_argument naming the variable when a value is malformed or inconsistent.
+  static DistributedEnv FromEnvironment();
+};
+
+// One process's membership in the group. Collective calls must be made by every rank
+// in the same order. A peer that dies makes the next collective throw (Gloo notices
+// the closed connection at once; `timeout` bounds every other wait).
+class ProcessGroup {
+ public:
+  ProcessGroup(const DistributedEnv& env, torch::Device device, std::chrono::milliseconds timeout);
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  const char* backend() const;
+
+  // Sums each tensor over the ranks, in place.
+  void AllReduceSum(std::vector<torch::Tensor>& tensors);
+  // Copies rank `root`'s tensors into everyone's, in place.
+  void Broadcast(std::vector<torch::Tensor>& tensors, int root = 0);
+  void Barrier();
+  // Every rank's `bytes` for `key`, in rank order, on rank 0 (empty elsewhere); through
+  // the store, for small values such as iterator states.
+  std::vector<std::string> GatherBytes(const std::string& key, const std::string& bytes);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  int rank_;
+  int world_size_;
+};
+
+// Makes every rank's parameters and buffers equal to rank 0's.
+void BroadcastModel(ProcessGroup& group, torch::nn::Module& model);
+
+// Averages the gradients of `parameters` over the ranks: flattened into buckets of about
+// `bucket_bytes`, one all-reduce per bucket, then divided by the world size.
+void AllReduceGradients(ProcessGroup& group, const std::vector<torch::Tensor>& parameters,
+                        size_t bucket_bytes = 25 << 20);
+
+}  // namespace imgpipe::train

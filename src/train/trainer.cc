@@ -1,0 +1,665 @@
+#include "train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "env/gpu_sampler.h"
+#include "image/presets.h"
+#include "monitor/tensorboard_writer.h"
+#include "pipeline/image_samples.h"
+#include "record/crc32c.h"
+#include "record/index.h"
+#include "record/tfrecord_reader.h"
+#include "train/autocast.h"
+#include "train/checkpoint.h"
+#include "train/loss_scaler.h"
+#include "train/models.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/thread_pool.h"
+#include "util/trace.h"
+
+namespace imgpipe::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// ---------------------------------------------------------------------------------
+// The data set: convert's output folder.
+
+struct DataSet {
+  std::vector<std::string> train_files;
+  std::vector<std::string> validation_files;
+  int64_t train_records = 0;
+  std::vector<std::string> class_names;
+};
+
+// Records in `file`: its .idx file's entry count when there is one, else a scan.
+int64_t CountRecords(const std::string& file) {
+  std::string index = IndexPathFor(file);
+  if (PathExists(index)) return static_cast<int64_t>(ReadIndexFile(index).size());
+  TfRecordReader reader(file);
+  std::string record;
+  int64_t n = 0;
+  while (reader.Next(&record)) ++n;
+  return n;
+}
+
+std::vector<std::string> FilesOrNone(const std::string& pattern) {
+  try {
+    return pipeline::MatchFiles({pattern});
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+DataSet FindDataSet(const std::string& dir) {
+  DataSet d;
+  d.train_files = FilesOrNone(JoinPath(dir, "train-*.tfrecord"));
+  if (d.train_files.empty()) {
+    throw std::invalid_argument("no train-*.tfrecord files in '" + dir +
+                                "' (make them with imgpipe convert --split train=...)");
+  }
+  d.validation_files = FilesOrNone(JoinPath(dir, "validation-*.tfrecord"));
+  for (const std::string& f : d.train_files) d.train_records += CountRecords(f);
+  std::string labels = JoinPath(dir, "labels.txt");
+  if (PathExists(labels)) {
+    std::istringstream lines(ReadFile(labels));
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) d.class_names.push_back(line);
+    }
+  }
+  return d;
+}
+
+// ---------------------------------------------------------------------------------
+// Batches as tensors.
+
+struct TensorBatch {
+  torch::Tensor images;  // N x 3 x H x W float, normalised (channels-last strides)
+  torch::Tensor labels;  // N int64
+};
+
+// A uint8 NHWC batch -> normalised float NCHW on `device`, channels-last in memory.
+TensorBatch ToTensors(const pipeline::Batch& batch, int size, int64_t num_classes,
+                      torch::Device device) {
+  const int64_t n = static_cast<int64_t>(batch.size);
+  torch::Tensor pixels =
+      torch::from_blob(const_cast<uint8_t*>(batch.data.data()), {n, size, size, 3}, torch::kUInt8);
+  // On a GPU: through pinned memory, copied while the host goes on (uint8: 4x fewer
+  // bytes than float), then converted and normalised on the device.
+  if (device.is_cuda()) pixels = pixels.pin_memory();
+  torch::Tensor images = pixels.to(device, /*non_blocking=*/device.is_cuda()).permute({0, 3, 1, 2}).to(torch::kFloat32);
+  static const torch::Tensor mean = torch::tensor({0.485f * 255, 0.456f * 255, 0.406f * 255}).view({1, 3, 1, 1});
+  static const torch::Tensor inv_std =
+      torch::tensor({1 / (0.229f * 255), 1 / (0.224f * 255), 1 / (0.225f * 255)}).view({1, 3, 1, 1});
+  images = (images - mean.to(device)) * inv_std.to(device);
+  torch::Tensor labels = torch::tensor(batch.labels, torch::kInt64);
+  if (n > 0) {
+    int64_t lo = labels.min().item<int64_t>(), hi = labels.max().item<int64_t>();
+    if (lo < 0 || hi >= num_classes) {
+      throw std::runtime_error("a record's label " + std::to_string(lo < 0 ? lo : hi) +
+                               " is outside [0, " + std::to_string(num_classes) +
+                               "): records need image/class/label (0-based)");
+    }
+  }
+  return {images, labels.to(device)};
+}
+
+// ---------------------------------------------------------------------------------
+// Options.
+
+void Validate(const TrainOptions& o, const DistributedEnv& env) {
+  auto fail = [](const std::string& m) { throw std::invalid_argument(m); };
+  if (o.precision != "fp32" && o.precision != "bf16" && o.precision != "fp16") {
+    fail("--precision must be fp32, bf16 or fp16, not '" + o.precision + "'");
+  }
+  if (o.device != "cpu" && o.device != "cuda") fail("--device must be cpu or cuda, not '" + o.device + "'");
+  if (o.precision == "fp16" && o.device == "cpu") {
+    fail("--precision fp16 needs --device cuda (CPUs have no fast fp16; use bf16)");
+  }
+  if (o.device == "cuda" && !torch::cuda::is_available()) {
+    fail("--device cuda: no CUDA device is usable (imgpipe doctor says why)");
+  }
+  if (o.optimizer != "sgd" && o.optimizer != "adamw") fail("--optimizer must be sgd or adamw");
+  if (o.epochs < 1) fail("--epochs must be at least 1");
+  if (o.batch_size < env.world_size || o.batch_size % env.world_size != 0) {
+    fail("--batch-size " + std::to_string(o.batch_size) + " is global and must be a multiple of the " +
+         std::to_string(env.world_size) + " processes");
+  }
+  if (o.image_size < 32) fail("--image-size must be at least 32");
+  if (o.resume && o.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
+  if (o.data_dir.empty() && !o.synthetic) fail("--data is required (or --synthetic)");
+}
+
+// Resize the shorter side to size*256/224, crop size x size, uint8 NHWC.
+EvalPreset EvalPresetFor(int size) {
+  EvalPreset preset;
+  preset.crop_size = size;
+  preset.resize_size = size * 256 / 224;
+  preset.layout = OutputLayout::kUint8Nhwc;
+  return preset;
+}
+
+// CRC32C of every parameter's bytes, in order: equal on every rank of a healthy run.
+uint32_t ParametersCrc32c(torch::nn::Module& model) {
+  uint32_t crc = 0;
+  for (const torch::Tensor& p : model.parameters()) {
+    torch::Tensor c = p.detach().cpu().contiguous();
+    crc = crc32c::Extend(crc, static_cast<const char*>(c.data_ptr()), c.numel() * c.element_size());
+  }
+  return crc;
+}
+
+// Model parameters whose layout benefits from channels-last (the 4-D ones).
+void ToChannelsLast(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters()) {
+    if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
+  }
+}
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainOptions& o,
+                                                       std::vector<torch::Tensor> params) {
+  if (o.optimizer == "adamw") {
+    return std::make_unique<torch::optim::AdamW>(
+        params, torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  }
+  return std::make_unique<torch::optim::SGD>(
+      params, torch::optim::SGDOptions(o.lr).momentum(0.9).weight_decay(o.weight_decay));
+}
+
+void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+std::string OptimizerBytes(torch::optim::Optimizer& optimizer) {
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+void LoadOptimizer(torch::optim::Optimizer& optimizer, const std::string& bytes) {
+  if (bytes.empty()) return;
+  torch::serialize::InputArchive archive;
+  std::istringstream in(bytes);
+  archive.load_from(in);
+  optimizer.load(archive);
+}
+
+json OptionsJson(const TrainOptions& o) {
+  return {{"data", o.data_dir},          {"model", o.model},
+          {"epochs", o.epochs},          {"batch_size", o.batch_size},
+          {"image_size", o.image_size},  {"precision", o.precision},
+          {"optimizer", o.optimizer},    {"lr", o.lr},
+          {"weight_decay", o.weight_decay}, {"warmup_epochs", o.warmup_epochs},
+          {"label_smoothing", o.label_smoothing}, {"seed", o.seed},
+          {"deterministic", o.deterministic}, {"synthetic", o.synthetic},
+          {"augment", o.augment}, {"shuffle_buffer", o.shuffle_buffer}};
+}
+
+// ---------------------------------------------------------------------------------
+// One run.
+
+class Trainer {
+ public:
+  Trainer(const TrainOptions& options, const DistributedEnv& env, const TrainEventSink& sink)
+      : o_(options), env_(env), sink_(sink),
+        device_(options.device == "cuda" ? torch::Device(torch::kCUDA, env.local_rank)
+                                         : torch::Device(torch::kCPU)) {}
+
+  json Run();
+
+ private:
+  void Emit(json event) {
+    if (sink_) sink_(event);
+  }
+  void Message(const std::string& text) { Emit({{"event", "message"}, {"rank", env_.rank}, {"text", text}}); }
+
+  void SetUp();
+  void Resume();
+  double TrainSteps(int64_t epoch, int64_t first_step, bool* stopped);
+  json Evaluate();
+  void SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoch_end);
+  // Sum of `values` over the ranks.
+  std::vector<double> SumOverRanks(std::vector<double> values);
+
+  const TrainOptions& o_;
+  const DistributedEnv env_;
+  const TrainEventSink& sink_;
+  torch::Device device_;
+  c10::ScalarType autocast_dtype_ = torch::kFloat32;
+  bool autocast_ = false;
+
+  DataSet data_;
+  int64_t num_classes_ = 0;
+  int64_t replica_batch_ = 0;
+  int64_t steps_per_epoch_ = 0;
+  int64_t total_steps_ = 0;
+  int64_t warmup_steps_ = 0;
+
+  std::unique_ptr<ProcessGroup> group_;
+  ImageClassifier model_;
+  std::vector<torch::Tensor> params_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<DynamicLossScaler> scaler_;
+  std::unique_ptr<TensorBoardWriter> tensorboard_;
+  env::DlopenLibraryLoader nvml_loader_;
+  std::unique_ptr<env::GpuSampler> gpu_sampler_;  // on CUDA devices, when NVML answers
+
+  std::optional<pipeline::PipelineIterator<pipeline::Batch>> train_batches_;
+  TensorBatch synthetic_;
+
+  int64_t step_ = 0;         // optimizer steps taken in all
+  int64_t start_epoch_ = 0;  // from a checkpoint
+  int64_t start_step_in_epoch_ = 0;
+
+  // Totals for the summary.
+  double wait_seconds_ = 0;
+  double step_seconds_ = 0;
+  int64_t images_ = 0;
+  double last_loss_ = NAN;
+};
+
+void Trainer::SetUp() {
+  // 1. Threads, seeds, precision.
+  // The processes on this machine share its cores.
+  const int cores = std::max(1, AvailableCpus() / env_.local_world_size);
+  int threads = o_.intra_op_threads > 0 ? o_.intra_op_threads : cores;
+  at::set_num_threads(threads);
+  torch::manual_seed(o_.seed);
+  autocast_ = o_.precision != "fp32";
+  autocast_dtype_ = o_.precision == "fp16" ? torch::kFloat16 : torch::kBFloat16;
+
+  // 2. Data and its size: every rank runs the same number of steps per epoch.
+  replica_batch_ = o_.batch_size / env_.world_size;
+  if (o_.synthetic) {
+    num_classes_ = o_.classes > 0 ? o_.classes : 10;
+    steps_per_epoch_ = o_.max_steps > 0 ? o_.max_steps : 20;
+  } else {
+    data_ = FindDataSet(o_.data_dir);
+    num_classes_ = static_cast<int64_t>(data_.class_names.size());
+    if (o_.classes > 0) num_classes_ = o_.classes;
+    if (num_classes_ < 2) {
+      throw std::invalid_argument("'" + o_.data_dir + "' has no labels.txt with 2 or more classes");
+    }
+    steps_per_epoch_ = data_.train_records / o_.batch_size;
+    if (steps_per_epoch_ == 0) {
+      throw std::invalid_argument("--batch-size " + std::to_string(o_.batch_size) + " is larger than the " +
+                                  std::to_string(data_.train_records) + " training records");
+    }
+  }
+  total_steps_ = steps_per_epoch_ * o_.epochs;
+  warmup_steps_ = static_cast<int64_t>(std::llround(o_.warmup_epochs * steps_per_epoch_));
+
+  // 3. Model, the same on every rank (rank 0's weights).
+  model_ = MakeImageClassifier(o_.model, num_classes_);
+  model_->to(device_);
+  if (o_.model != "simple-cnn") ToChannelsLast(*model_);
+  if (env_.world_size > 1) {
+    group_ = std::make_unique<ProcessGroup>(env_, device_, o_.collective_timeout);
+    BroadcastModel(*group_, *model_);
+  }
+  params_ = model_->parameters();
+  optimizer_ = MakeOptimizer(o_, params_);
+  scaler_ = std::make_unique<DynamicLossScaler>(o_.precision == "fp16");
+  if (env_.rank == 0 && !o_.logdir.empty()) tensorboard_ = std::make_unique<TensorBoardWriter>(o_.logdir);
+  if (device_.is_cuda()) gpu_sampler_ = std::make_unique<env::GpuSampler>(nvml_loader_);
+  if (env_.rank == 0 && !o_.checkpoint_dir.empty()) MakeDirectories(o_.checkpoint_dir);
+}
+
+void Trainer::Resume() {
+  std::string path = JoinPath(o_.checkpoint_dir, "last.pt");
+  if (!PathExists(path)) {
+    Message("--resume: no checkpoint at " + path + " yet; starting from scratch");
+    return;
+  }
+  Checkpoint c = LoadCheckpoint(path);
+  if (c.meta.model != o_.model || c.meta.num_classes != num_classes_) {
+    throw DataError(path, std::nullopt,
+                    "checkpoint is of " + c.meta.model + " with " + std::to_string(c.meta.num_classes) +
+                        " classes; this run trains " + o_.model + " with " + std::to_string(num_classes_));
+  }
+  LoadModelState(*model_, c.model, path);
+  LoadOptimizer(*optimizer_, c.optimizer);
+  scaler_->set_scale(c.loss_scale);
+  step_ = c.meta.step;
+  start_epoch_ = c.meta.epoch;
+  start_step_in_epoch_ = c.meta.step_in_epoch;
+  if (!o_.synthetic && train_batches_) {
+    if (c.pipeline_states.size() == static_cast<size_t>(env_.world_size)) {
+      train_batches_->Restore(pipeline::IteratorState::Deserialize(c.pipeline_states[env_.rank]));
+    } else {
+      Message("checkpoint was written by " + std::to_string(c.pipeline_states.size()) +
+              " processes, this run has " + std::to_string(env_.world_size) +
+              ": the input pipeline starts its pass afresh");
+    }
+  }
+  Message("resumed from " + path + " at epoch " + std::to_string(start_epoch_) + ", step " +
+          std::to_string(step_));
+}
+
+std::vector<double> Trainer::SumOverRanks(std::vector<double> values) {
+  if (!group_) return values;
+  std::vector<torch::Tensor> t{torch::tensor(values, torch::kFloat64)};
+  group_->AllReduceSum(t);
+  auto acc = t[0].accessor<double, 1>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = acc[i];
+  return values;
+}
+
+// Runs steps [first_step, steps_per_epoch) of `epoch`; returns the mean loss.
+double Trainer::TrainSteps(int64_t epoch, int64_t first_step, bool* stopped) {
+  model_->train();
+  namespace F = torch::nn::functional;
+  auto loss_options = F::CrossEntropyFuncOptions().label_smoothing(o_.label_smoothing);
+  double loss_sum = 0;
+  int64_t loss_count = 0;
+  double window_wait = 0, window_seconds = 0;
+  int64_t window_images = 0;
+  for (int64_t s = first_step; s < steps_per_epoch_; ++s) {
+    if (o_.max_steps > 0 && step_ >= o_.max_steps) {
+      *stopped = true;
+      break;
+    }
+    Clock::time_point start = Clock::now();
+    TensorBatch batch;
+    {
+      trace::ScopedTrace range("input");
+      if (o_.synthetic) {
+        batch = synthetic_;
+      } else {
+        std::optional<pipeline::Batch> next = train_batches_->Next();
+        if (!next) throw std::runtime_error("the training pipeline ended early");
+        batch = ToTensors(*next, o_.image_size, num_classes_, device_);
+      }
+    }
+    Clock::time_point got_input = Clock::now();
+
+    double lr = LearningRateAt(step_, total_steps_, warmup_steps_, o_.lr);
+    torch::Tensor loss;
+    {
+      trace::ScopedTrace range("forward");
+      torch::Tensor logits;
+      {
+        AutocastScope autocast(device_.type(), autocast_dtype_, autocast_);
+        logits = model_->forward(batch.images);
+      }
+      loss = F::cross_entropy(logits.to(torch::kFloat32), batch.labels, loss_options);
+    }
+    optimizer_->zero_grad();
+    {
+      trace::ScopedTrace range("backward");
+      scaler_->Scale(loss).backward();
+    }
+    if (group_) {
+      trace::ScopedTrace range("all-reduce");
+      AllReduceGradients(*group_, params_);
+    }
+    {
+      trace::ScopedTrace range("optimizer");
+      bool finite = scaler_->UnscaleAndCheck(params_);
+      if (finite) {
+        SetLearningRate(*optimizer_, lr);
+        optimizer_->step();
+      }
+      scaler_->Update(finite);
+    }
+    ++step_;
+    double loss_value = loss.item<double>();
+    Clock::time_point end = Clock::now();
+
+    double wait = Seconds(got_input - start), seconds = Seconds(end - start);
+    int64_t images = batch.labels.size(0) * env_.world_size;
+    wait_seconds_ += wait;
+    step_seconds_ += seconds;
+    images_ += images;
+    window_wait += wait;
+    window_seconds += seconds;
+    window_images += images;
+    loss_sum += loss_value;
+    ++loss_count;
+
+    bool last = s + 1 == steps_per_epoch_;
+    if (o_.log_every > 0 && (step_ % o_.log_every == 0 || last)) {
+      std::vector<double> sums = SumOverRanks({loss_value});
+      double mean_loss = sums[0] / env_.world_size;
+      double rate = window_images / std::max(window_seconds, 1e-9);
+      double input_wait = window_wait / std::max(window_seconds, 1e-9);
+      Emit({{"event", "step"}, {"rank", env_.rank}, {"epoch", epoch}, {"step", step_},
+            {"step_in_epoch", s + 1}, {"steps_per_epoch", steps_per_epoch_}, {"loss", mean_loss},
+            {"lr", lr}, {"images_per_s", rate}, {"input_wait", input_wait},
+            {"loss_scale", scaler_->scale()}});
+      if (tensorboard_) {
+        tensorboard_->AddScalar("train/loss", mean_loss, step_);
+        tensorboard_->AddScalar("train/lr", lr, step_);
+        tensorboard_->AddScalar("train/images_per_s", rate, step_);
+        tensorboard_->AddScalar("train/input_wait", input_wait, step_);
+        // This rank's GPU (NVML numbers devices as CUDA does unless CUDA_VISIBLE_DEVICES
+        // reorders them).
+        if (gpu_sampler_) {
+          if (std::optional<env::GpuSample> gpu = gpu_sampler_->Sample(device_.index())) {
+            tensorboard_->AddScalar("gpu/utilization_percent", gpu->utilization_percent, step_);
+            tensorboard_->AddScalar("gpu/memory_used_mib", gpu->memory_used / double(1 << 20), step_);
+          }
+        }
+      }
+      window_wait = window_seconds = 0;
+      window_images = 0;
+    }
+    if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0 && !last) {
+      SaveCheckpointFile(epoch, s + 1, /*epoch_end=*/false);
+    }
+  }
+  last_loss_ = loss_count ? loss_sum / loss_count : NAN;
+  return last_loss_;
+}
+
+json Trainer::Evaluate() {
+  if (o_.synthetic || data_.validation_files.empty()) return json::object();
+  pipeline::ImagePipelineConfig config;
+  config.patterns = data_.validation_files;
+  config.batch_size = static_cast<size_t>(replica_batch_);
+  config.num_shards = env_.world_size;
+  config.shard_index = env_.rank;
+  config.shard_policy = pipeline::ShardPolicy::kData;  // every record exactly once
+  config.map_parallelism = o_.decode_threads > 0 ? o_.decode_threads : pipeline::kAutotune;
+  pipeline::PipelineOptions options;
+  options.seed = o_.seed;
+  auto batches = pipeline::EvalPipeline(config, EvalPresetFor(o_.image_size)).MakeIterator(options);
+
+  model_->eval();
+  torch::NoGradGuard no_grad;
+  double loss_sum = 0, top1 = 0, top5 = 0, count = 0;
+  while (std::optional<pipeline::Batch> next = batches.Next()) {
+    TensorBatch batch = ToTensors(*next, o_.image_size, num_classes_, device_);
+    torch::Tensor logits;
+    {
+      AutocastScope autocast(device_.type(), autocast_dtype_, autocast_);
+      logits = model_->forward(batch.images).to(torch::kFloat32);
+    }
+    loss_sum += torch::nn::functional::cross_entropy(
+                    logits, batch.labels,
+                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .item<double>();
+    int64_t k = std::min<int64_t>(5, num_classes_);
+    torch::Tensor best = std::get<1>(logits.topk(k, 1));
+    torch::Tensor hits = best.eq(batch.labels.unsqueeze(1));
+    top1 += hits.select(1, 0).sum().item<double>();
+    top5 += hits.any(1).sum().item<double>();
+    count += static_cast<double>(next->size);
+  }
+  std::vector<double> sums = SumOverRanks({loss_sum, top1, top5, count});
+  if (sums[3] == 0) return json::object();
+  return {{"val_loss", sums[0] / sums[3]}, {"val_top1", sums[1] / sums[3]},
+          {"val_top5", sums[2] / sums[3]}, {"val_records", static_cast<int64_t>(sums[3])}};
+}
+
+void Trainer::SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoch_end) {
+  if (o_.checkpoint_dir.empty()) return;
+  // 1. Every rank's pipeline position (rank 0 collects them).
+  std::string state = train_batches_ ? train_batches_->Save().Serialize() : std::string();
+  std::vector<std::string> states = group_ ? group_->GatherBytes("pipeline_state", state)
+                                           : std::vector<std::string>{state};
+  if (env_.rank != 0) return;
+  // 2. One file, written atomically: last.pt, and at epoch ends epoch-NNN.pt too.
+  Checkpoint c;
+  c.meta.model = o_.model;
+  c.meta.num_classes = num_classes_;
+  c.meta.image_size = o_.image_size;
+  c.meta.class_names = data_.class_names;
+  c.meta.epoch = epoch_end ? epoch + 1 : epoch;
+  c.meta.step = step_;
+  c.meta.step_in_epoch = epoch_end ? 0 : step_in_epoch;
+  c.meta.config_json = OptionsJson(o_).dump();
+  c.model = ModelState(*model_);
+  c.optimizer = OptimizerBytes(*optimizer_);
+  c.loss_scale = scaler_->scale();
+  if (!o_.synthetic) c.pipeline_states = std::move(states);
+  std::string path = JoinPath(o_.checkpoint_dir, "last.pt");
+  SaveCheckpoint(path, c);
+  if (epoch_end) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "epoch-%03lld.pt", static_cast<long long>(epoch + 1));
+    SaveCheckpoint(JoinPath(o_.checkpoint_dir, name), c);
+  }
+  Emit({{"event", "checkpoint"}, {"rank", 0}, {"path", path}, {"step", step_}, {"epoch", c.meta.epoch}});
+}
+
+json Trainer::Run() {
+  Clock::time_point run_start = Clock::now();
+  SetUp();
+
+  // The input: one endless pipeline over this rank's shard (pass after pass), so that
+  // epochs are step counts and uneven shards never leave a rank short of batches.
+  if (o_.synthetic) {
+    torch::Tensor images = torch::randn({replica_batch_, 3, o_.image_size, o_.image_size}, device_)
+                               .contiguous(torch::MemoryFormat::ChannelsLast);
+    synthetic_ = {images, torch::randint(num_classes_, {replica_batch_}, torch::TensorOptions(device_).dtype(torch::kInt64))};
+  } else {
+    pipeline::ImagePipelineConfig config;
+    config.patterns = data_.train_files;
+    config.batch_size = static_cast<size_t>(replica_batch_);
+    config.num_shards = env_.world_size;
+    config.shard_index = env_.rank;
+    config.repeat = true;
+    config.map_parallelism = o_.decode_threads > 0 ? o_.decode_threads : pipeline::kAutotune;
+    config.shuffle_buffer = o_.shuffle_buffer;
+    pipeline::PipelineOptions options;
+    options.seed = o_.seed;
+    options.deterministic = o_.deterministic;
+    options.cpu_budget = std::max(1, AvailableCpus() / env_.local_world_size);
+    if (o_.augment) {
+      TrainPreset preset;
+      preset.size = o_.image_size;
+      preset.layout = OutputLayout::kUint8Nhwc;
+      train_batches_.emplace(pipeline::TrainPipeline(config, preset).MakeIterator(options));
+    } else {
+      train_batches_.emplace(pipeline::TrainPipeline(config, EvalPresetFor(o_.image_size)).MakeIterator(options));
+    }
+  }
+  if (o_.resume) Resume();
+
+  Emit({{"event", "start"}, {"rank", env_.rank}, {"world_size", env_.world_size},
+        {"backend", group_ ? group_->backend() : "none"}, {"device", device_.str()},
+        {"model", o_.model}, {"classes", num_classes_}, {"global_batch", o_.batch_size},
+        {"replica_batch", replica_batch_}, {"steps_per_epoch", steps_per_epoch_},
+        {"train_records", data_.train_records}, {"precision", o_.precision},
+        {"intra_op_threads", at::get_num_threads()}, {"start_step", step_}});
+
+  json last_eval = json::object();
+  bool stopped = false;
+  int64_t epochs_run = 0;
+  for (int64_t epoch = start_epoch_; epoch < o_.epochs && !stopped; ++epoch) {
+    Clock::time_point epoch_start = Clock::now();
+    double wait_before = wait_seconds_, seconds_before = step_seconds_;
+    int64_t images_before = images_;
+    std::vector<pipeline::StageSnapshot> stats_before =
+        train_batches_ ? train_batches_->Stats() : std::vector<pipeline::StageSnapshot>{};
+    int64_t first = epoch == start_epoch_ ? start_step_in_epoch_ : 0;
+    double train_loss = TrainSteps(epoch, first, &stopped);
+    if (stopped) break;
+    ++epochs_run;
+    double seconds = step_seconds_ - seconds_before;
+    double input_wait = (wait_seconds_ - wait_before) / std::max(seconds, 1e-9);
+    json event = {{"event", "epoch"}, {"rank", env_.rank}, {"epoch", epoch + 1}, {"step", step_},
+                  {"train_loss", train_loss},
+                  {"images_per_s", (images_ - images_before) / std::max(seconds, 1e-9)},
+                  {"input_wait", input_wait}};
+    // 1. The input pipeline's share of the step time, and its slowest stage.
+    if (train_batches_ && input_wait > 0.2) {
+      event["bottleneck"] = "input pipeline: the model waited " + std::to_string(std::lround(input_wait * 100)) +
+                            "% of the time. " +
+                            pipeline::BottleneckReport(stats_before, train_batches_->Stats(),
+                                                       Seconds(Clock::now() - epoch_start));
+    }
+    // 2. Validation.
+    last_eval = Evaluate();
+    event.update(last_eval);
+    Emit(event);
+    if (tensorboard_) {
+      for (const char* key : {"val_top1", "val_top5", "val_loss"}) {
+        if (last_eval.contains(key)) tensorboard_->AddScalar(std::string("val/") + (key + 4), last_eval[key], step_);
+      }
+      tensorboard_->Flush();
+    }
+    // 3. The epoch's checkpoint.
+    SaveCheckpointFile(epoch, 0, /*epoch_end=*/true);
+  }
+  if (stopped && !o_.synthetic) {
+    // A run cut short by --max-steps still leaves a checkpoint to resume from.
+    int64_t epoch = step_ / steps_per_epoch_;
+    SaveCheckpointFile(epoch, step_ % steps_per_epoch_, /*epoch_end=*/false);
+  }
+  if (tensorboard_) tensorboard_->Flush();
+
+  // The summary: throughput against the model's own rate (step time less input wait).
+  double rate = images_ / std::max(step_seconds_, 1e-9);
+  double compute_seconds = step_seconds_ - wait_seconds_;
+  double model_rate = images_ / std::max(compute_seconds, 1e-9);
+  double input_wait = wait_seconds_ / std::max(step_seconds_, 1e-9);
+  json summary = {{"event", "summary"}, {"rank", env_.rank}, {"world_size", env_.world_size},
+                  {"model", o_.model}, {"precision", o_.precision}, {"steps", step_},
+                  {"epochs", epochs_run}, {"train_loss", last_loss_}, {"images_per_s", rate},
+                  {"model_images_per_s", model_rate}, {"input_wait", input_wait},
+                  {"seconds", Seconds(Clock::now() - run_start)},
+                  {"skipped_steps", scaler_->skipped_steps()},
+                  {"val_top1", nullptr}, {"val_top5", nullptr}, {"val_loss", nullptr}};
+  summary.update(last_eval);
+  // Every replica must hold the same parameters: rank 0 compares all ranks' CRCs.
+  uint32_t crc = ParametersCrc32c(*model_);
+  summary["parameters_crc32c"] = crc;
+  bool identical = true;
+  if (group_) {
+    for (const std::string& other : group_->GatherBytes("parameters_crc32c", std::to_string(crc))) {
+      identical = identical && other == std::to_string(crc);
+    }
+  }
+  summary["replicas_identical"] = identical;
+  if (!o_.synthetic && images_ > 0) {
+    summary["verdict"] = input_wait > 0.1
+        ? "input-bound: " + std::to_string(std::lround(100 * rate / model_rate)) +
+              "% of the model's rate (" + std::to_string(std::lround(model_rate)) + " images/s without waiting)"
+        : "compute-bound: the model waited for input " + std::to_string(std::lround(100 * input_wait)) +
+              "% of the time";
+  }
+  Emit(summary);
+  return summary;
+}
+
+}  // namespace
+
+json RunTraining(const TrainOptions& options, const DistributedEnv& env, const TrainEventSink& sink) {
+  Validate(options, env);
+  Trainer trainer(options, env, sink);
+  return trainer.Run();
+}
+
+}  // namespace imgpipe::train
