@@ -6,10 +6,26 @@
 namespace imgpipe::env {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 class DlopenLibrary : public LoadedLibrary {
  public:
   explicit DlopenLibrary(void* handle) : handle_(handle) {}
-  ~DlopenLibrary() override { ::dlclose(handle_); }
+  // Under AddressSanitizer the library stays loaded, so that LeakSanitizer can name it
+  // when it leaks at load time (third-party leaks: scripts/lsan.supp).
+  ~DlopenLibrary() override {
+    if (!kAddressSanitizer) ::dlclose(handle_);
+  }
 
   void* Symbol(const std::string& name) const override { return ::dlsym(handle_, name.c_str()); }
 
