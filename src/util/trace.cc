@@ -11,6 +11,12 @@
 namespace imgpipe::trace {
 namespace {
 
+#ifdef IMGPIPE_HAVE_NVTX
+// NVTX initialises itself lazily on the first range, racily when that happens on
+// several threads at once; initialising at load time, before any thread, avoids it.
+[[maybe_unused]] const bool kNvtxInitialised = (nvtxInitialize(nullptr), true);
+#endif
+
 struct Event {
   std::string name;  // a copy: stage names may die before the trace is written
   int64_t start_us;
