@@ -35,9 +35,12 @@ clean:
 # the thread pool) under ThreadSanitizer (build-tsan). Any report fails the run.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-# libtorch is left out of the sanitizer builds (an uninstrumented libtorch under ASan/LSan
-# reports its own allocations; the train/extract tests run in `make test`).
-SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMGPIPE_TORCH=OFF
+# The ASan build includes libtorch (Debian's is not instrumented, but our code around
+# it is, and LeakSanitizer watches the whole process); the TSan build leaves it out
+# (an uninstrumented libtorch's own threads would give false reports).
+SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ASAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=ON
+TSAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=OFF
 TSAN_TESTS ?= pipeline_test util_test
 TSAN_TEST_REGEX ?= ^(pipeline_test\.|util_test\.ThreadPool\.)
 
@@ -45,7 +48,7 @@ TSAN_TEST_REGEX ?= ^(pipeline_test\.|util_test\.ThreadPool\.)
 test-sanitize: test-asan test-tsan
 
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=address
+	cmake -S . -B $(ASAN_BUILD) $(ASAN_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=address
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && \
 	  ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 \
@@ -54,7 +57,7 @@ test-asan: deps
 	  ctest --output-on-failure -j $(JOBS)
 
 test-tsan: deps
-	cmake -S . -B $(TSAN_BUILD) $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=thread
+	cmake -S . -B $(TSAN_BUILD) $(TSAN_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=thread
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
 	cd $(TSAN_BUILD) && \
 	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \

@@ -92,11 +92,14 @@ void RunBench(const BenchFlags& f) {
   // N threads means N cores: every thread of the pipeline (readers, workers,
   // prefetchers, this consumer) shares them.
   options.threads = f.threads > 0 ? RestrictToCpus(f.threads) : AvailableCpus();
+  const OutputLayout layout = f.layout == "uint8" ? OutputLayout::kUint8Nhwc : OutputLayout::kFloat32Nchw;
   TrainPreset train;
   train.size = f.image_size;
+  train.layout = layout;
   EvalPreset eval;
   eval.crop_size = f.image_size;
   eval.resize_size = f.image_size * 256 / 224;
+  eval.layout = layout;
   if (!f.trace.empty()) trace::Enable();
 
   nlohmann::json out;
@@ -113,8 +116,10 @@ void RunBench(const BenchFlags& f) {
     ladder.preset = train;
     ladder.batch_size = f.batch_size;
     std::vector<BenchResult> rows = RunLadder(ladder, options);
-    std::vector<std::string> encoded = LoadEncodedImages(ladder.tfrecord_files, 200);
-    double single = SingleThreadPresetRate(encoded, train, std::min(5.0, f.seconds));
+    BenchOptions check_options = options;
+    check_options.seconds = std::min(3.0, f.seconds);
+    check_options.warmup_seconds = std::min(1.0, f.warmup);
+    const CeilingCheck check = RunCeilingCheck(ladder, check_options, 3);
     nlohmann::json json_rows = nlohmann::json::array();
     if (!f.json) {
       std::printf("%-48s %12s %10s %8s\n", "ladder (train preset)", "images/s", "vs row 1", "CPU");
@@ -129,18 +134,28 @@ void RunBench(const BenchFlags& f) {
       row["ratio_to_row_1"] = ratio;
       json_rows.push_back(row);
     }
-    double ceiling = single * options.threads;
-    double best = 0;
-    for (const BenchResult& r : rows) best = std::max(best, r.images_per_s);
+    const double single_times_threads = check.single_loop * check.threads;
+    const double of_single = single_times_threads > 0 ? check.pipeline / single_times_threads : 0;
+    const double of_loops = check.parallel_loops > 0 ? check.pipeline / check.parallel_loops : 0;
     if (!f.json) {
-      std::printf("single-image decode+crop+resize: %.1f images/s per thread; x %d threads = %.1f; "
-                  "best row reaches %.0f%% of that\n",
-                  single, options.threads, ceiling, ceiling > 0 ? 100 * best / ceiling : 0);
+      std::printf("\npipeline against its ceiling (medians of %d alternating rounds, %d thread(s)):\n"
+                  "  1 thread looping over decode+crop+resize  %10.1f images/s\n"
+                  "  %d threads looping (no pipeline)           %10.1f images/s (%.2fx 1 thread)\n"
+                  "  the pipeline of row 4                      %10.1f images/s: %.0f%% of 1 thread x "
+                  "%d, %.0f%% of %d looping threads\n",
+                  check.rounds, check.threads, check.single_loop, check.threads,
+                  check.parallel_loops,
+                  check.single_loop > 0 ? check.parallel_loops / check.single_loop : 0,
+                  check.pipeline, 100 * of_single, check.threads, 100 * of_loops, check.threads);
       std::printf("best row's stages:\n%s", rows.back().stats_table.c_str());
       std::printf("bottleneck: %s\n", rows.back().bottleneck.c_str());
     }
     out = {{"ladder", json_rows},
-           {"single_thread_preset_images_per_s", single},
+           {"single_thread_preset_images_per_s", check.single_loop},
+           {"parallel_preset_loops_images_per_s", check.parallel_loops},
+           {"ceiling_check_pipeline_images_per_s", check.pipeline},
+           {"pipeline_of_single_times_threads", of_single},
+           {"pipeline_of_parallel_loops", of_loops},
            {"images_per_s", rows.back().images_per_s},
            {"threads", options.threads},
            {"cpu_utilization", rows.back().cpu_utilization},

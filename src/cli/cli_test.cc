@@ -299,6 +299,49 @@ TEST(Convert, ShardsDecodeWithTensorFlowsFieldNumbers) {
   }
 }
 
+// imgpipe bench --json: the documented fields, and --layout sets the output's bytes per
+// image (uint8 NHWC: size*size*3; float32 NCHW: 4 times that).
+TEST(Bench, JsonReportsRatesStagesAndHonoursTheLayout) {
+  std::string dir = FreshDir("bench");
+  ASSERT_EQ(RunImgpipe({"synth", "--out", dir + "/in", "--classes", "2", "--per-class", "8",
+                        "--size", "64x48"}).status, 0);
+  ASSERT_EQ(RunImgpipe({"convert", "--input", dir + "/in", "--output", dir + "/out"}).status, 0);
+  for (const std::string layout : {"uint8", "float32"}) {
+    SCOPED_TRACE(layout);
+    Result r = RunImgpipe({"bench", "--data", dir + "/out", "--seconds", "0.5", "--warmup", "0.1",
+                           "--threads", "1", "--batch-size", "4", "--image-size", "32",
+                           "--layout", layout, "--json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto report = nlohmann::json::parse(r.out);
+    EXPECT_GT(report["images_per_s"].get<double>(), 0);
+    EXPECT_EQ(report["threads"], 1);
+    EXPECT_GE(report["cpu_utilization"].get<double>(), 0);
+    bool found_batch = false;
+    for (auto& stage : report["stages"]) {
+      if (stage["name"] != "batch") continue;
+      found_batch = true;
+      double per_image = stage["mb_per_s"].get<double>() * 1e6 /
+                         (stage["elements_per_s"].get<double>() * 4);
+      EXPECT_NEAR(per_image, (layout == "uint8" ? 1 : 4) * 32 * 32 * 3, 1) << stage.dump();
+    }
+    EXPECT_TRUE(found_batch) << r.out;
+  }
+  // The ladder: four rows, and the pipeline against its ceiling.
+  Result r = RunImgpipe({"bench", "--data", dir + "/out", "--images", dir + "/in", "--ladder",
+                         "--seconds", "0.3", "--warmup", "0.1", "--threads", "1",
+                         "--batch-size", "4", "--image-size", "32", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto ladder = nlohmann::json::parse(r.out);
+  ASSERT_EQ(ladder["ladder"].size(), 4u);
+  for (auto& row : ladder["ladder"]) EXPECT_GT(row["images_per_s"].get<double>(), 0) << row.dump();
+  EXPECT_DOUBLE_EQ(ladder["ladder"][0]["ratio_to_row_1"].get<double>(), 1.0);
+  for (const char* key : {"single_thread_preset_images_per_s", "parallel_preset_loops_images_per_s",
+                          "ceiling_check_pipeline_images_per_s", "pipeline_of_single_times_threads",
+                          "pipeline_of_parallel_loops"}) {
+    EXPECT_GT(ladder[key].get<double>(), 0) << key;
+  }
+}
+
 TEST(Cli, BadArgumentsGiveUsageErrors) {
   EXPECT_NE(RunImgpipe({"convert", "--input", "x"}).status, 0);  // --output missing
   Result r = RunImgpipe({"convert", "--input", "/nonexistent", "--output", FreshDir("e") + "/o"});

@@ -12,6 +12,7 @@
 #include "pipeline/pipeline.h"
 #include "record/example.h"
 #include "record/image_feature_keys.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/thread_pool.h"
@@ -27,11 +28,6 @@ using pipeline::Pipeline;
 using pipeline::Record;
 using pipeline::Sample;
 using Clock = std::chrono::steady_clock;
-
-// Seconds from `start` to now.
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // What the map function learns about a row besides its pixels.
 struct RowInfo {

@@ -92,12 +92,13 @@ void ResizeWindow(const DecodedWindow& decoded, EdgeMode mode, int size, Image* 
              resized->row_bytes());
 }
 
+// Lays `image` out into `out`, flipped left to right when `mirror`.
 void WriteOutput(const Image& image, OutputLayout layout, const std::array<float, 3>& mean,
-                 const std::array<float, 3>& std, void* out) {
+                 const std::array<float, 3>& std, bool mirror, void* out) {
   if (layout == OutputLayout::kUint8Nhwc) {
-    std::memcpy(out, image.pixels.data(), image.pixels.size());
+    CopyPixels(image, static_cast<uint8_t*>(out), mirror);
   } else {
-    NormalizeToChw(image, mean, std, static_cast<float*>(out));
+    NormalizeToChw(image, mean, std, static_cast<float*>(out), mirror);
   }
 }
 
@@ -124,12 +125,13 @@ void ApplyTrainPreset(std::string_view encoded, const std::string& path,
                                              preset.scale_max, preset.ratio_min,
                                              preset.ratio_max));
       });
-  // 2. Resize, flip, jitter, lay out.
+  // 2. Resize, jitter, lay out, flipped while laid out (jitter treats every position
+  //    alike, so the order of flip and jitter does not matter).
   thread_local Image resized;
   ResizeWindow(decoded, EdgeMode::kCropThenResize, preset.size, &resized);
-  if (random.Uniform() < preset.flip_probability) HorizontalFlip(&resized);
+  const bool flip = random.Uniform() < preset.flip_probability;
   ColorJitter(&resized, preset.jitter, random);
-  WriteOutput(resized, preset.layout, preset.mean, preset.std, out);
+  WriteOutput(resized, preset.layout, preset.mean, preset.std, flip, out);
 }
 
 void ApplyEvalPreset(std::string_view encoded, const std::string& path,
@@ -143,7 +145,7 @@ void ApplyEvalPreset(std::string_view encoded, const std::string& path,
       });
   thread_local Image resized;
   ResizeWindow(decoded, EdgeMode::kResizeThenCrop, preset.crop_size, &resized);
-  WriteOutput(resized, preset.layout, preset.mean, preset.std, out);
+  WriteOutput(resized, preset.layout, preset.mean, preset.std, /*mirror=*/false, out);
 }
 
 }  // namespace imgpipe

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -157,7 +158,7 @@ void ColorJitter(Image* image, const ColorJitterOptions& options, SplitMix64& ra
 }
 
 void NormalizeToChw(const Image& image, const std::array<float, 3>& mean,
-                    const std::array<float, 3>& std, float* out) {
+                    const std::array<float, 3>& std, float* out, bool mirror) {
   const int c = image.channels;
   if (c != 3) {
     throw Error("NormalizeToChw: needs 3 channels, not " + std::to_string(c));
@@ -167,15 +168,42 @@ void NormalizeToChw(const Image& image, const std::array<float, 3>& mean,
   for (int k = 0; k < 3; ++k) {
     for (int v = 0; v < 256; ++v) table[k][v] = (v / 255.0f - mean[k]) / std[k];
   }
-  const size_t plane = static_cast<size_t>(image.width) * image.height;
-  const uint8_t* p = image.pixels.data();
+  const size_t width = static_cast<size_t>(image.width);
+  const size_t plane = width * image.height;
   float* r = out;
   float* g = out + plane;
   float* b = out + 2 * plane;
-  for (size_t i = 0; i < plane; ++i, p += 3) {
-    r[i] = table[0][p[0]];
-    g[i] = table[1][p[1]];
-    b[i] = table[2][p[2]];
+  if (!mirror) {
+    const uint8_t* p = image.pixels.data();
+    for (size_t i = 0; i < plane; ++i, p += 3) {
+      r[i] = table[0][p[0]];
+      g[i] = table[1][p[1]];
+      b[i] = table[2][p[2]];
+    }
+    return;
+  }
+  for (int y = 0; y < image.height; ++y) {
+    const uint8_t* p = image.row(y) + (width - 1) * 3;  // the row's last pixel
+    const size_t row = static_cast<size_t>(y) * width;
+    for (size_t x = 0; x < width; ++x, p -= 3) {
+      r[row + x] = table[0][p[0]];
+      g[row + x] = table[1][p[1]];
+      b[row + x] = table[2][p[2]];
+    }
+  }
+}
+
+void CopyPixels(const Image& image, uint8_t* out, bool mirror) {
+  if (!mirror) {
+    std::memcpy(out, image.pixels.data(), image.pixels.size());
+    return;
+  }
+  const int c = image.channels;
+  const size_t row_bytes = image.row_bytes();
+  for (int y = 0; y < image.height; ++y) {
+    const uint8_t* p = image.row(y) + row_bytes - c;  // the row's last pixel
+    uint8_t* o = out + static_cast<size_t>(y) * row_bytes;
+    for (int x = 0; x < image.width; ++x, p -= c, o += c) std::memcpy(o, p, c);
   }
 }
 

@@ -40,8 +40,13 @@ struct ColorJitterOptions {
 void ColorJitter(Image* image, const ColorJitterOptions& options, SplitMix64& random);
 
 // (x / 255 - mean) / std per channel, HWC uint8 -> CHW float32. `out` holds 3*H*W.
+// `mirror`: writes the image flipped left to right (HorizontalFlip in the same pass).
 void NormalizeToChw(const Image& image, const std::array<float, 3>& mean,
-                    const std::array<float, 3>& std, float* out);
+                    const std::array<float, 3>& std, float* out, bool mirror = false);
+
+// The pixels as they are (HWC uint8) into `out` (H*W*channels bytes); `mirror`: flipped
+// left to right, as HorizontalFlip then a copy would give.
+void CopyPixels(const Image& image, uint8_t* out, bool mirror = false);
 
 inline constexpr std::array<float, 3> kImageNetMean = {0.485f, 0.456f, 0.406f};
 inline constexpr std::array<float, 3> kImageNetStd = {0.229f, 0.224f, 0.225f};

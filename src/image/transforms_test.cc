@@ -220,5 +220,25 @@ TEST(NormalizeToChwTest, PlanesOfNormalisedValues) {
   EXPECT_THROW(NormalizeToChw(gray, kImageNetMean, kImageNetStd, out.data()), Error);
 }
 
+// mirror = true gives exactly HorizontalFlip followed by the plain layout, for both the
+// float planes and the uint8 copy, at odd and even widths.
+TEST(NormalizeToChwTest, MirrorEqualsFlipThenLayout) {
+  for (int width : {7, 8, 1}) {
+    SCOPED_TRACE(width);
+    const Image src = GradientImage(width, 5, 3);
+    Image flipped = src;
+    HorizontalFlip(&flipped);
+    std::vector<float> expected(3 * width * 5), mirrored(3 * width * 5);
+    NormalizeToChw(flipped, kImageNetMean, kImageNetStd, expected.data());
+    NormalizeToChw(src, kImageNetMean, kImageNetStd, mirrored.data(), /*mirror=*/true);
+    EXPECT_EQ(mirrored, expected);
+    std::vector<uint8_t> copied(src.pixels.size()), copied_mirror(src.pixels.size());
+    CopyPixels(src, copied.data());
+    CopyPixels(src, copied_mirror.data(), /*mirror=*/true);
+    EXPECT_EQ(copied, src.pixels);
+    EXPECT_EQ(copied_mirror, flipped.pixels);
+  }
+}
+
 }  // namespace
 }  // namespace imgpipe

@@ -1,9 +1,13 @@
 #include "monitor/pipeline_bench.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "monitor/cpu_usage.h"
 #include "record/tfrecord_reader.h"
+#include "util/clock.h"
 #include "util/thread_pool.h"
 
 namespace imgpipe {
@@ -14,8 +18,14 @@ using pipeline::Pipeline;
 using pipeline::PipelineOptions;
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
+// The ladder's TFRecord rows: endless passes over the shards, `map_parallelism` threads.
+pipeline::ImagePipelineConfig ShardsConfig(const LadderConfig& config, int map_parallelism) {
+  pipeline::ImagePipelineConfig shards;
+  shards.patterns = config.tfrecord_files;
+  shards.batch_size = config.batch_size;
+  shards.repeat = true;
+  shards.map_parallelism = map_parallelism;
+  return shards;
 }
 
 }  // namespace
@@ -70,12 +80,8 @@ std::vector<BenchResult> RunLadder(const LadderConfig& config, const BenchOption
     one.threads = 1;
     rows.push_back(RunPipelineBench(batches, one, "1. raw JPEG files, serial decode, no prefetch"));
   }
-  ImagePipelineConfig shards;
-  shards.patterns = config.tfrecord_files;
-  shards.batch_size = config.batch_size;
-  shards.repeat = true;
   // (2) + TFRecord shards, interleave and prefetch.
-  shards.map_parallelism = 1;
+  ImagePipelineConfig shards = ShardsConfig(config, 1);
   rows.push_back(RunPipelineBench(TrainPipeline(shards, full_decode), options,
                                   "2. + TFRecord shards, interleave, prefetch"));
   // (3) + parallel map with autotune.
@@ -83,24 +89,61 @@ std::vector<BenchResult> RunLadder(const LadderConfig& config, const BenchOption
   rows.push_back(RunPipelineBench(TrainPipeline(shards, full_decode), options,
                                   "3. + parallel map, autotune"));
   // (4) + DCT-scaled and crop-window decode.
-  TrainPreset region = config.preset;
-  region.use_region_decode = true;
-  rows.push_back(RunPipelineBench(TrainPipeline(shards, region), options,
+  rows.push_back(RunPipelineBench(BestLadderPipeline(config), options,
                                   "4. + DCT-scaled, crop-window decode"));
   return rows;
 }
 
-double SingleThreadPresetRate(const std::vector<std::string>& encoded_images,
-                              const TrainPreset& preset, double seconds) {
-  if (encoded_images.empty()) return 0;
-  std::vector<uint8_t> out(OutputBytes(preset.layout, preset.size));
-  auto start = Clock::now();
-  uint64_t done = 0;
-  while (SecondsSince(start) < seconds) {
-    const std::string& image = encoded_images[done % encoded_images.size()];
-    ApplyTrainPreset(image, "memory", preset, done, out.data());
-    ++done;
+Pipeline<Batch> BestLadderPipeline(const LadderConfig& config) {
+  TrainPreset region = config.preset;
+  region.use_region_decode = true;
+  return TrainPipeline(ShardsConfig(config, pipeline::kAutotune), region);
+}
+
+CeilingCheck RunCeilingCheck(const LadderConfig& config, const BenchOptions& options,
+                             int rounds) {
+  CeilingCheck check;
+  check.rounds = rounds;
+  check.threads = options.threads > 0 ? options.threads : AvailableCpus();
+  const std::vector<std::string> encoded = LoadEncodedImages(config.tfrecord_files, 1000);
+  const Pipeline<Batch> best = BestLadderPipeline(config);
+  std::vector<double> single, loops, piped;
+  for (int round = 0; round < rounds; ++round) {
+    single.push_back(PresetLoopRate(encoded, config.preset, 1, options.seconds));
+    loops.push_back(PresetLoopRate(encoded, config.preset, check.threads, options.seconds));
+    piped.push_back(RunPipelineBench(best, options, "ceiling check").images_per_s);
   }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  check.single_loop = median(single);
+  check.parallel_loops = median(loops);
+  check.pipeline = median(piped);
+  return check;
+}
+
+double PresetLoopRate(const std::vector<std::string>& encoded_images, const TrainPreset& preset,
+                      int threads, double seconds) {
+  if (encoded_images.empty() || threads < 1) return 0;
+  std::atomic<uint64_t> done{0};
+  auto loop = [&](int thread) {
+    std::vector<uint8_t> out(OutputBytes(preset.layout, preset.size));
+    const auto start = Clock::now();
+    uint64_t i = static_cast<uint64_t>(thread) * encoded_images.size() / threads, n = 0;
+    while (SecondsSince(start) < seconds) {
+      ApplyTrainPreset(encoded_images[i % encoded_images.size()], "memory", preset, i, out.data());
+      ++i;
+      ++n;
+    }
+    done += n;
+  };
+  const auto start = Clock::now();
+  std::vector<std::thread> others;
+  for (int t = 1; t < threads; ++t) others.emplace_back(loop, t);
+  loop(0);
+  for (std::thread& t : others) t.join();
   return done / SecondsSince(start);
 }
 

@@ -45,10 +45,29 @@ struct LadderConfig {
 // and crop-window decode. Rows 1-3 decode whole images.
 std::vector<BenchResult> RunLadder(const LadderConfig& config, const BenchOptions& options);
 
-// Images per second of decode + crop + resize (the train preset) on one thread over
-// encoded images held in memory: the ceiling one core can reach.
-double SingleThreadPresetRate(const std::vector<std::string>& encoded_images,
-                              const TrainPreset& preset, double seconds);
+// The ladder's last row's pipeline: TFRecord shards, parallel map with autotune,
+// DCT-scaled and crop-window decode.
+pipeline::Pipeline<pipeline::Batch> BestLadderPipeline(const LadderConfig& config);
+
+// The best pipeline against its ceiling, measured in alternation so that a machine
+// whose speed drifts (shared hosts) affects all three alike: `rounds` times one thread
+// looping over the preset, options.threads threads looping, then the pipeline; medians.
+struct CeilingCheck {
+  int rounds = 0;
+  int threads = 0;
+  double single_loop = 0;     // images/s of one thread looping over the preset
+  double parallel_loops = 0;  // images/s of `threads` threads looping
+  double pipeline = 0;        // images/s of BestLadderPipeline on `threads` threads
+};
+CeilingCheck RunCeilingCheck(const LadderConfig& config, const BenchOptions& options,
+                             int rounds);
+
+// Images per second of decode + crop + resize (the train preset) over encoded images
+// held in memory, on `threads` threads each running its own loop (no pipeline): with
+// 1, the ceiling one core can reach; with N, the machine's for N cores (less than N
+// times the first when the cores share caches, memory bandwidth or a clock budget).
+double PresetLoopRate(const std::vector<std::string>& encoded_images, const TrainPreset& preset,
+                      int threads, double seconds);
 
 // Up to `max_images` encoded images from `tfrecord_files` (image/encoded).
 std::vector<std::string> LoadEncodedImages(const std::vector<std::string>& tfrecord_files,

@@ -80,7 +80,15 @@ TEST(PipelineBench, LadderHasFourRowsOnTheSameData) {
   EXPECT_EQ(rows[0].threads, 1);
   std::vector<std::string> encoded = LoadEncodedImages(data.shards, 10);
   EXPECT_EQ(encoded.size(), 10u);
-  EXPECT_GT(SingleThreadPresetRate(encoded, ladder.preset, 0.2), 0);
+  EXPECT_GT(PresetLoopRate(encoded, ladder.preset, 1, 0.2), 0);
+  EXPECT_GT(PresetLoopRate(encoded, ladder.preset, 2, 0.2), 0);
+  options.threads = 2;
+  CeilingCheck check = RunCeilingCheck(ladder, options, 3);
+  EXPECT_EQ(check.rounds, 3);
+  EXPECT_EQ(check.threads, 2);
+  EXPECT_GT(check.single_loop, 0);
+  EXPECT_GT(check.parallel_loops, 0);
+  EXPECT_GT(check.pipeline, 0);
 }
 
 }  // namespace

@@ -8,8 +8,12 @@ namespace imgpipe::pipeline {
 namespace {
 
 constexpr std::align_val_t kAlignment{64};
-// Free buffers kept for reuse; buffers returned beyond this are released.
-constexpr size_t kMaxFreeBuffers = 64;
+// Free buffers kept for reuse; buffers returned beyond this are released. The free list
+// never holds more than were once out at the same time, so in steady state it is the
+// pipeline's own peak (a batch's samples, the map's in-flight ones, the prefetched
+// batches: hundreds for large batches, which a small cap would release and allocate
+// again, page-faulting on every image); the cap only bounds a transient peak.
+constexpr size_t kMaxFreeBuffers = 4096;
 
 void Release(uint8_t* data) { ::operator delete[](data, kAlignment); }
 

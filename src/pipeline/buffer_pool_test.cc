@@ -94,14 +94,29 @@ TEST(BufferPool, FreeListIsBounded) {
   auto pool = BufferPool::Create();
   {
     std::vector<PooledBuffer> many;
-    for (int i = 0; i < 200; ++i) many.push_back(pool->Get(256));
+    for (int i = 0; i < 5000; ++i) many.push_back(pool->Get(64));
   }
-  // Only a bounded number came back to the free list: getting 200 again allocates anew.
+  // Only a bounded number came back to the free list: getting 5000 again allocates anew.
   std::vector<PooledBuffer> again;
-  for (int i = 0; i < 200; ++i) again.push_back(pool->Get(256));
+  for (int i = 0; i < 5000; ++i) again.push_back(pool->Get(64));
   EXPECT_GT(pool->reuses(), 0u);
-  EXPECT_LT(pool->reuses(), 200u);
-  EXPECT_EQ(pool->allocations() + pool->reuses(), 400u);
+  EXPECT_LT(pool->reuses(), 5000u);
+  EXPECT_EQ(pool->allocations() + pool->reuses(), 10000u);
+}
+
+// A batch stage holds a whole batch of samples while the map has more in flight, and the
+// batch buffer itself comes from the same pool: a few hundred buffers at once. In
+// steady state all of them are reused, none allocated again.
+TEST(BufferPool, KeepsWhatABatchOfSamplesNeeds) {
+  auto pool = BufferPool::Create();
+  constexpr size_t kSample = 224 * 224 * 3, kSamples = 300;
+  for (int round = 0; round < 5; ++round) {
+    std::vector<PooledBuffer> samples;
+    for (size_t i = 0; i < kSamples; ++i) samples.push_back(pool->Get(kSample));
+    PooledBuffer batch = pool->Get(kSample * 256);
+  }
+  EXPECT_EQ(pool->allocations(), kSamples + 1);
+  EXPECT_EQ(pool->reuses(), 4 * (kSamples + 1));
 }
 
 TEST(BufferPool, DefaultIsOnePool) {

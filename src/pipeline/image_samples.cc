@@ -8,15 +8,6 @@
 namespace imgpipe::pipeline {
 namespace {
 
-Sample MakeSample(const Record& record, int64_t label, size_t bytes, BufferPool* pool) {
-  Sample sample;
-  sample.pixels = pool->Get(bytes);
-  sample.label = label;
-  sample.source = record.source;
-  sample.offset = record.offset;
-  return sample;
-}
-
 // Runs `decode`; an image error without an offset gets the record's, so the message
 // points into the TFRecord file.
 template <typename F>
@@ -49,78 +40,103 @@ Pipeline<Record> Records(const ImagePipelineConfig& config, bool shuffle) {
 
 }  // namespace
 
-EncodedImage ExtractEncodedImage(Record&& record) {
-  if (record.origin == RecordOrigin::kFile) return {std::move(record.data), record.label};
-  Example example = ParseExample(record.data, record.source, record.offset);
-  auto bytes = GetBytesFeature(example.features(), image_keys::kEncoded);
+namespace {
+
+// The encoded image and label of a record, viewed in place: in the record's data (an
+// image file), or in `example` (parsed from it), which must outlive the view.
+struct EncodedImageView {
+  std::string_view bytes;
+  int64_t label = -1;
+};
+EncodedImageView ViewEncodedImage(const Record& record, Example* example) {
+  if (record.origin == RecordOrigin::kFile) return {record.data, record.label};
+  *example = ParseExample(record.data, record.source, record.offset);
+  auto bytes = GetBytesFeature(example->features(), image_keys::kEncoded);
   if (!bytes) {
     throw DataError(record.source, record.offset,
                     std::string("record has no bytes feature ") + image_keys::kEncoded);
   }
-  auto label = GetInt64Feature(example.features(), image_keys::kLabel);
-  return {std::string(*bytes), label.value_or(-1)};
-}
-
-namespace {
-
-// Record -> Sample: `preprocess(encoded, path, seed, out)` writes `bytes` bytes of pixels.
-template <typename Preprocess>
-MapFunction<Record, Sample> SampleFunction(size_t bytes, Preprocess preprocess) {
-  return [bytes, preprocess](Record&& record, const MapContext& c) {
-    Sample sample = MakeSample(record, -1, bytes, c.pool);
-    std::string source = record.source;
-    EncodedImage image = ExtractEncodedImage(std::move(record));
-    sample.label = image.label;
-    RethrowWithOffset(source, sample.offset, [&] {
-      preprocess(image.bytes, source, c.seed, sample.pixels.data());
-    });
-    return sample;
-  };
+  auto label = GetInt64Feature(example->features(), image_keys::kLabel);
+  return {*bytes, label.value_or(-1)};
 }
 
 }  // namespace
 
-MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset) {
-  return SampleFunction(OutputBytes(preset.layout, preset.size),
-                        [preset](std::string_view encoded, const std::string& path, uint64_t seed,
-                                 void* out) { ApplyTrainPreset(encoded, path, preset, seed, out); });
-}
-
-MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset) {
-  return SampleFunction(OutputBytes(preset.layout, preset.crop_size),
-                        [preset](std::string_view encoded, const std::string& path, uint64_t,
-                                 void* out) { ApplyEvalPreset(encoded, path, preset, out); });
+EncodedImage ExtractEncodedImage(Record&& record) {
+  if (record.origin == RecordOrigin::kFile) return {std::move(record.data), record.label};
+  Example example;
+  EncodedImageView view = ViewEncodedImage(record, &example);
+  return {std::string(view.bytes), view.label};
 }
 
 namespace {
 
-// list_files -> (shard) -> interleave -> (repeat) -> shuffle -> map(`samples`) -> batch -> prefetch.
-Pipeline<Batch> ShuffledBatches(const ImagePipelineConfig& config, MapFunction<Record, Sample> samples,
+// The writer of `bytes`-byte samples: `preprocess(encoded, path, seed, out)` writes them.
+template <typename Preprocess>
+SampleWriter WriterOf(size_t bytes, Preprocess preprocess) {
+  auto write = [preprocess](Record&& record, const MapContext& c, uint8_t* out) {
+    Example example;  // holds the bytes the view points into
+    EncodedImageView image = ViewEncodedImage(record, &example);
+    RethrowWithOffset(record.source, record.offset,
+                      [&] { preprocess(image.bytes, record.source, c.seed, out); });
+    return image.label;
+  };
+  return SampleWriter{bytes, write};
+}
+
+}  // namespace
+
+SampleWriter TrainSampleWriter(const TrainPreset& preset) {
+  return WriterOf(OutputBytes(preset.layout, preset.size),
+                  [preset](std::string_view encoded, const std::string& path, uint64_t seed,
+                           void* out) { ApplyTrainPreset(encoded, path, preset, seed, out); });
+}
+
+SampleWriter EvalSampleWriter(const EvalPreset& preset) {
+  return WriterOf(OutputBytes(preset.layout, preset.crop_size),
+                  [preset](std::string_view encoded, const std::string& path, uint64_t,
+                           void* out) { ApplyEvalPreset(encoded, path, preset, out); });
+}
+
+MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset) {
+  return SampleFunctionOf(TrainSampleWriter(preset));
+}
+
+MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset) {
+  return SampleFunctionOf(EvalSampleWriter(preset));
+}
+
+namespace {
+
+// list_files -> (shard) -> interleave -> (repeat) -> shuffle -> map_and_batch(`samples`)
+// -> prefetch.
+Pipeline<Batch> ShuffledBatches(const ImagePipelineConfig& config, SampleWriter samples,
                                 std::string map_name) {
   Pipeline<Record> records = Records(config, /*shuffle=*/true);
   if (config.repeat) records = records.Repeat();
   if (config.shuffle_buffer > 0) records = records.Shuffle(config.shuffle_buffer);
-  return records.Map(std::move(samples), config.map_parallelism, std::move(map_name))
-      .Batch(config.batch_size, config.drop_remainder)
+  return records
+      .MapAndBatch(std::move(samples), config.map_parallelism, std::move(map_name),
+                   config.batch_size, config.drop_remainder)
       .Prefetch(config.prefetch);
 }
 
 }  // namespace
 
 Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const TrainPreset& preset) {
-  return ShuffledBatches(config, TrainSampleFunction(preset), "map(train_preset)");
+  return ShuffledBatches(config, TrainSampleWriter(preset), "map(train_preset)");
 }
 
 Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const EvalPreset& preset) {
-  return ShuffledBatches(config, EvalSampleFunction(preset), "map(eval_preset)");
+  return ShuffledBatches(config, EvalSampleWriter(preset), "map(eval_preset)");
 }
 
 Pipeline<Batch> EvalPipeline(const ImagePipelineConfig& config, const EvalPreset& preset) {
   Pipeline<Record> records = Records(config, /*shuffle=*/false);
   if (config.repeat) records = records.Repeat();
   return records
-      .Map(EvalSampleFunction(preset), config.map_parallelism, "map(eval_preset)")
-      .Batch(config.batch_size, /*drop_remainder=*/false)
+      .MapAndBatch(EvalSampleWriter(preset), config.map_parallelism, "map(eval_preset)",
+                   config.batch_size, /*drop_remainder=*/false)
       .Prefetch(config.prefetch);
 }
 

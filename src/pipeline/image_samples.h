@@ -20,9 +20,12 @@ struct EncodedImage {
 };
 EncodedImage ExtractEncodedImage(Record&& record);
 
-// Record -> Sample with the train preset; random choices from the element's seed.
+// A record's sample with the train preset (random choices from the element's seed),
+// written in place (map_and_batch) or as a Sample of its own (map).
+SampleWriter TrainSampleWriter(const TrainPreset& preset);
 MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset);
-// Record -> Sample with the eval preset.
+// The same with the eval preset.
+SampleWriter EvalSampleWriter(const EvalPreset& preset);
 MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset);
 
 struct ImagePipelineConfig {

@@ -55,7 +55,7 @@ class BadElementLog {
 };
 
 // The consumer's thread pulls input elements and hands them to worker threads, keeping
-// up to 2 x `active` queued or running and up to 4 x `active` not yet delivered; it
+// up to 4 x `active` queued or running and up to 8 x `active` not yet delivered; it
 // delivers in input order (deterministic) or as finished. Save happens between Next
 // calls, so the state is: the input's state, plus the inputs of elements pulled but not
 // delivered (encoded with ElementCodec<T>), which Restore maps again with the same
@@ -63,9 +63,11 @@ class BadElementLog {
 template <typename T, typename U>
 class MapIterator : public Iterator<U> {
  public:
+  // `in_order`: deliver in input order even when the pipeline is not deterministic.
   MapIterator(DatasetPtr<T> input, MapFunction<T, U> fn, int parallelism, std::string name,
-              const IteratorContext& ctx)
+              const IteratorContext& ctx, bool in_order = false)
       : ctx_(ctx),
+        in_order_(in_order || ctx.options->deterministic),
         fn_(std::move(fn)),
         input_(MakeInputIterator(input, ctx)),
         stats_(ctx.RegisterStats(name)),
@@ -107,7 +109,7 @@ class MapIterator : public Iterator<U> {
       std::unique_lock<std::mutex> lock(mu_);
       // 1. A finished element to deliver? In order when deterministic.
       auto it = results_.end();
-      if (ctx_.options->deterministic) {
+      if (in_order_) {
         it = results_.find(next_deliver_);
       } else {
         for (auto r = results_.begin(); r != results_.end(); ++r) {
@@ -194,9 +196,10 @@ class MapIterator : public Iterator<U> {
     while (true) {
       std::unique_lock<std::mutex> lock(mu_);
       const size_t active = static_cast<size_t>(Active());
-      // Two tasks per worker in flight, so a worker that finishes one finds the next
-      // queued without waiting for this thread; at most 4 per worker unconsumed.
-      if (running_ >= 2 * active || results_.size() >= 4 * active) return;
+      // Four tasks per worker in flight, so that workers find work queued even while
+      // this thread is off the CPU for a scheduler time slice (a few ms: about as long
+      // as 2-4 images take to decode); at most 8 per worker unconsumed.
+      if (running_ >= 4 * active || results_.size() >= 8 * active) return;
       if (!replay_.empty()) {
         uint64_t seq = replay_.front();
         replay_.pop_front();
@@ -237,7 +240,13 @@ class MapIterator : public Iterator<U> {
     results_[task.seq];  // reserve the slot, not done
     ++running_;
     tasks_.push_back(std::move(task));
-    cv_.notify_all();
+    // One waiting worker suffices, unless autotune parks some: a parked one woken alone
+    // would go back to sleep with the task still queued.
+    if (Active() == max_threads_) {
+      cv_.notify_one();
+    } else {
+      cv_.notify_all();
+    }
   }
 
   // Worker `index` takes tasks while index < Active() (autotune parks the rest).
@@ -317,6 +326,7 @@ class MapIterator : public Iterator<U> {
   }
 
   const IteratorContext ctx_;
+  const bool in_order_;
   const MapFunction<T, U> fn_;
   std::unique_ptr<Iterator<T>> input_;  // used by the consumer's thread only
   StageStats* stats_;
@@ -343,11 +353,16 @@ class MapIterator : public Iterator<U> {
 template <typename T, typename U>
 class MapDataset : public Dataset<U> {
  public:
-  MapDataset(DatasetPtr<T> input, MapFunction<T, U> fn, int parallelism, std::string name)
-      : input_(std::move(input)), fn_(std::move(fn)), parallelism_(parallelism), name_(std::move(name)) {}
+  MapDataset(DatasetPtr<T> input, MapFunction<T, U> fn, int parallelism, std::string name,
+             bool in_order = false)
+      : input_(std::move(input)),
+        fn_(std::move(fn)),
+        parallelism_(parallelism),
+        name_(std::move(name)),
+        in_order_(in_order) {}
 
   std::unique_ptr<Iterator<U>> MakeIterator(const IteratorContext& ctx) const override {
-    return std::make_unique<MapIterator<T, U>>(input_, fn_, parallelism_, name_, ctx);
+    return std::make_unique<MapIterator<T, U>>(input_, fn_, parallelism_, name_, ctx, in_order_);
   }
   std::string name() const override { return name_; }
 
@@ -356,6 +371,7 @@ class MapDataset : public Dataset<U> {
   MapFunction<T, U> fn_;
   int parallelism_;
   std::string name_;
+  bool in_order_;
 };
 
 }  // namespace internal

@@ -20,6 +20,7 @@
 #include "pipeline/batch_dataset.h"
 #include "pipeline/cache_dataset.h"
 #include "pipeline/interleave_dataset.h"
+#include "pipeline/map_and_batch_dataset.h"
 #include "pipeline/map_dataset.h"
 #include "pipeline/prefetch_dataset.h"
 #include "pipeline/repeat_take_dataset.h"
@@ -131,6 +132,17 @@ class Pipeline {
     requires std::same_as<T, Sample>
   {
     return Pipeline<pipeline::Batch>(BatchSamples(dataset_, size, drop_remainder));
+  }
+
+  // Records into batches of the samples `writer` makes, map and batch fused (each
+  // sample written in place in its batch): Map(SampleFunctionOf(writer), parallelism,
+  // name).Batch(size, drop_remainder) without the copy, in input order.
+  Pipeline<pipeline::Batch> MapAndBatch(SampleWriter writer, int parallelism, std::string name,
+                                        size_t size, bool drop_remainder = false) const
+    requires std::same_as<T, Record>
+  {
+    return Pipeline<pipeline::Batch>(pipeline::MapAndBatch(
+        dataset_, std::move(writer), parallelism, std::move(name), size, drop_remainder));
   }
 
   // Starts a pass (epoch `epoch`: random stages reshuffle per epoch).

@@ -1,0 +1,356 @@
+#include "pipeline/map_and_batch_dataset.h"
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "util/error.h"
+
+namespace imgpipe::pipeline {
+namespace {
+
+// What a worker hands on: the element's sequence number (its place in the map's input
+// order) and label; its pixels are already written where BatchSlots put them.
+struct PlacedSample {
+  uint64_t seq = 0;
+  int64_t label = -1;
+  size_t bytes = 0;
+};
+
+// Map's statistics count an element's bytes (found by argument-dependent lookup).
+size_t ElementBytes(const PlacedSample& s) { return s.bytes; }
+
+// Where samples are written. Sample number f of the output (the f-th element that did
+// not fail, counting from the iterator's start) ends in batch f / B at slot f % B. A
+// worker does not know f when it starts: elements before it may still fail. So it
+// writes at a guess, seq - (failures known before seq), which is never less than f
+// (only failures reduce f, and some may not be known yet): with no failures, the guess
+// is right and nothing is copied. A wrong guess costs a copy when the sample is placed.
+//
+// Why a guessed slot is never one another sample needs: samples are placed in input
+// order; a sample placed at f came before every unplaced one, and each unplaced
+// element's guess is above its own final place, which is above f. A guess below the
+// next final place, or one taken by a running element (failures learnt between two
+// guesses), goes to an overflow buffer instead.
+class BatchSlots {
+ public:
+  BatchSlots(size_t batch_size, size_t sample_bytes, std::shared_ptr<BufferPool> pool)
+      : batch_size_(batch_size), sample_bytes_(sample_bytes), pool_(std::move(pool)) {}
+
+  // Where element `seq` (a worker's) writes its sample.
+  uint8_t* Claim(uint64_t seq) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t known_failures =
+        processed_failures_ + static_cast<uint64_t>(std::distance(
+                                  failed_unplaced_.begin(), failed_unplaced_.lower_bound(seq)));
+    const uint64_t guess = seq - known_failures;
+    Claimed& claim = claims_[seq];
+    if (guess >= next_place_ && claimed_places_.insert(guess).second) {
+      claim.place = guess;
+      return SlotLocked(guess);
+    }
+    claim.overflow = pool_->Get(sample_bytes_);
+    return claim.overflow.data();
+  }
+
+  // Element `seq` failed (a worker's): its slot is free, and later guesses count it.
+  void Fail(uint64_t seq) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ReleaseLocked(seq);
+    failed_unplaced_.insert(seq);
+  }
+
+  // Element `seq`, the next in input order, was skipped: it takes no place.
+  void Skip(uint64_t seq) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_unplaced_.erase(seq);
+    ++processed_failures_;
+  }
+
+  // Element `seq`, the next in input order, succeeded: its sample goes to the next
+  // place (copied there when its guess was wrong). Returns that place.
+  uint64_t Place(uint64_t seq) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = claims_.find(seq);
+    if (it == claims_.end()) throw Error("map_and_batch: element " + std::to_string(seq) + " was never claimed");
+    const uint64_t place = next_place_++;
+    uint8_t* target = SlotLocked(place);
+    const uint8_t* written = it->second.place ? SlotLocked(*it->second.place) : it->second.overflow.data();
+    if (written != target) std::memcpy(target, written, sample_bytes_);
+    ReleaseLocked(seq);
+    return place;
+  }
+
+  // The buffer of batch `b`, whose samples are all placed; its first `count` samples
+  // only (copied to a buffer of that size) when count < B.
+  PooledBuffer TakeBatch(uint64_t b, size_t count) {
+    std::lock_guard<std::mutex> lock(mu_);
+    // 1. No running element may still be writing into it (see the class comment).
+    auto claimed = claimed_places_.lower_bound(b * batch_size_);
+    if (claimed != claimed_places_.end() && *claimed < (b + 1) * batch_size_) {
+      throw Error("map_and_batch: batch " + std::to_string(b) + " taken while slot " +
+                  std::to_string(*claimed) + " is being written");
+    }
+    // 2. Hand it out whole, or copy the first samples.
+    PooledBuffer buffer = std::move(BufferLocked(b));
+    buffers_.erase(b);
+    if (count == batch_size_) return buffer;
+    PooledBuffer partial = pool_->Get(count * sample_bytes_);
+    if (count > 0) std::memcpy(partial.data(), buffer.data(), count * sample_bytes_);
+    return partial;
+  }
+
+  // The first `count` samples of batch `b`, as bytes (iterator state).
+  std::string CopyBatch(uint64_t b, size_t count) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::string(reinterpret_cast<const char*>(BufferLocked(b).data()), count * sample_bytes_);
+  }
+
+  // Restore: `placed` samples and `failures` skips came before; the partial batch's
+  // samples are `pixels`. Call before any Claim.
+  void Reset(uint64_t placed, uint64_t failures, const std::string& pixels) {
+    std::lock_guard<std::mutex> lock(mu_);
+    next_place_ = placed;
+    processed_failures_ = failures;
+    const uint64_t first = placed - pixels.size() / sample_bytes_;
+    if (!pixels.empty()) std::memcpy(SlotLocked(first), pixels.data(), pixels.size());
+  }
+
+  uint64_t placed() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return next_place_;
+  }
+  uint64_t failures() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return processed_failures_;
+  }
+
+ private:
+  struct Claimed {
+    std::optional<uint64_t> place;  // the guessed place, or
+    PooledBuffer overflow;          // a buffer of its own
+  };
+
+  PooledBuffer& BufferLocked(uint64_t b) {
+    PooledBuffer& buffer = buffers_[b];
+    if (buffer.empty()) buffer = pool_->Get(batch_size_ * sample_bytes_);
+    return buffer;
+  }
+  uint8_t* SlotLocked(uint64_t place) {
+    return BufferLocked(place / batch_size_).data() + (place % batch_size_) * sample_bytes_;
+  }
+  void ReleaseLocked(uint64_t seq) {
+    auto it = claims_.find(seq);
+    if (it == claims_.end()) return;
+    if (it->second.place) claimed_places_.erase(*it->second.place);
+    claims_.erase(it);
+  }
+
+  const size_t batch_size_;
+  const size_t sample_bytes_;
+  const std::shared_ptr<BufferPool> pool_;
+  mutable std::mutex mu_;
+  std::map<uint64_t, PooledBuffer> buffers_;  // guarded by mu_: batch index -> B samples
+  std::map<uint64_t, Claimed> claims_;        // guarded by mu_: running or unplaced elements
+  std::set<uint64_t> claimed_places_;         // guarded by mu_: guesses in use
+  std::set<uint64_t> failed_unplaced_;        // guarded by mu_: failed, not yet skipped
+  uint64_t next_place_ = 0;                   // guarded by mu_: samples placed so far
+  uint64_t processed_failures_ = 0;           // guarded by mu_: elements skipped so far
+};
+
+// Pulls placed samples from the map in input order and hands out each batch when its
+// last sample is placed. Consumer's thread only, except the slots (shared with the
+// map's workers).
+class MapAndBatchIterator : public Iterator<Batch> {
+ public:
+  MapAndBatchIterator(const DatasetPtr<Record>& input, const SampleWriter& writer,
+                      int parallelism, const std::string& name, size_t batch_size,
+                      bool drop_remainder, const IteratorContext& ctx)
+      : ctx_(ctx),
+        stats_(ctx.RegisterStats("batch")),
+        slots_(std::make_shared<BatchSlots>(batch_size, writer.sample_bytes,
+                                            ctx.pool ? ctx.pool : BufferPool::Default())),
+        batch_size_(batch_size),
+        sample_bytes_(writer.sample_bytes),
+        drop_remainder_(drop_remainder) {
+    // The map writes through this iterator's slots, so it is made per iterator.
+    MapFunction<Record, PlacedSample> place = [writer, slots = slots_](Record&& record,
+                                                                      const MapContext& c) {
+      uint8_t* out = slots->Claim(c.index);
+      try {
+        return PlacedSample{c.index, writer.write(std::move(record), c, out), writer.sample_bytes};
+      } catch (...) {
+        slots->Fail(c.index);
+        throw;
+      }
+    };
+    auto map = std::make_shared<internal::MapDataset<Record, PlacedSample>>(
+        input, std::move(place), parallelism, name, /*in_order=*/true);
+    map_ = MakeInputIterator<PlacedSample>(map, ctx);
+    stats_->buffer_capacity = static_cast<int64_t>(batch_size_);
+    labels_.reserve(batch_size_);
+  }
+
+  std::optional<Batch> Next() override {
+    if (input_ended_) return std::nullopt;
+    while (true) {
+      // 1. The next sample in input order; the elements it passed over were skipped.
+      auto start = std::chrono::steady_clock::now();
+      std::optional<PlacedSample> sample = map_->Next();
+      StageStats::AddSince(stats_->input_wait_ns, start);
+      if (!sample) return EndOfInput();
+      start = std::chrono::steady_clock::now();
+      for (uint64_t seq = next_seq_; seq < sample->seq; ++seq) slots_->Skip(seq);
+      next_seq_ = sample->seq + 1;
+      // 2. Place it; a full batch goes out.
+      const uint64_t place = slots_->Place(sample->seq);
+      labels_.push_back(sample->label);
+      stats_->buffer_fill = static_cast<int64_t>(labels_.size());
+      std::optional<Batch> batch;
+      if (labels_.size() == batch_size_) batch = TakeBatch(place / batch_size_);
+      StageStats::AddSince(stats_->busy_ns, start);
+      if (batch) return batch;
+    }
+  }
+
+  void Save(IteratorState& state) override {
+    const uint64_t placed = slots_->placed();
+    StateEncoder partial;
+    partial.PutInt(static_cast<int64_t>(labels_.size()));
+    for (int64_t label : labels_) partial.PutInt(label);
+    partial.PutBytes(labels_.empty() ? std::string()
+                                     : slots_->CopyBatch(placed / batch_size_, labels_.size()));
+    state.PutInt(ctx_.Key("placed"), static_cast<int64_t>(placed));
+    state.PutInt(ctx_.Key("skipped"), static_cast<int64_t>(slots_->failures()));
+    state.PutInt(ctx_.Key("input_ended"), input_ended_ ? 1 : 0);
+    state.PutBytes(ctx_.Key("partial"), partial.Finish());
+    map_->Save(state);
+  }
+
+  void Restore(const IteratorState& state) override {
+    const std::string key = ctx_.Key("partial");
+    StateDecoder d(state.GetBytes(key), "iterator state " + key);
+    const int64_t count = d.GetInt();
+    if (count < 0 || static_cast<uint64_t>(count) >= batch_size_) {
+      throw Error("iterator state " + key + ": " + std::to_string(count) +
+                  " samples for batches of " + std::to_string(batch_size_));
+    }
+    labels_.clear();
+    for (int64_t i = 0; i < count; ++i) labels_.push_back(d.GetInt());
+    const std::string pixels = d.GetBytes();
+    if (!d.done() || pixels.size() != static_cast<size_t>(count) * sample_bytes_) {
+      throw Error("iterator state " + key + ": " + std::to_string(pixels.size()) +
+                  " pixel bytes for " + std::to_string(count) + " samples of " +
+                  std::to_string(sample_bytes_));
+    }
+    const int64_t placed = state.GetInt(ctx_.Key("placed"));
+    const int64_t skipped = state.GetInt(ctx_.Key("skipped"));
+    input_ended_ = state.GetInt(ctx_.Key("input_ended")) != 0;
+    // Until the end, the partial batch holds the samples placed since the last full one.
+    if (placed < count || skipped < 0 ||
+        (!input_ended_ && static_cast<uint64_t>(placed) % batch_size_ != static_cast<uint64_t>(count))) {
+      throw Error("iterator state " + ctx_.Key("placed") + ": " + std::to_string(placed) +
+                  " samples placed do not leave " + std::to_string(count) + " in the partial batch");
+    }
+    slots_->Reset(static_cast<uint64_t>(placed), static_cast<uint64_t>(skipped), pixels);
+    next_seq_ = static_cast<uint64_t>(placed + skipped);
+    stats_->buffer_fill = count;
+    map_->Restore(state);
+  }
+
+ private:
+  // Batch `b` with the labels gathered, and a fresh start for the next.
+  Batch TakeBatch(uint64_t b) {
+    Batch batch;
+    batch.size = labels_.size();
+    batch.sample_bytes = sample_bytes_;
+    batch.data = slots_->TakeBatch(b, batch.size);
+    batch.labels = std::move(labels_);
+    labels_.clear();
+    labels_.reserve(batch_size_);
+    stats_->buffer_fill = 0;
+    stats_->elements++;
+    stats_->bytes += ElementBytes(batch);
+    return batch;
+  }
+
+  // The partial batch, unless drop_remainder; then the end.
+  std::optional<Batch> EndOfInput() {
+    input_ended_ = true;
+    if (labels_.empty()) return std::nullopt;
+    if (drop_remainder_) {
+      labels_.clear();
+      stats_->buffer_fill = 0;
+      return std::nullopt;
+    }
+    return TakeBatch(slots_->placed() / batch_size_);
+  }
+
+  const IteratorContext ctx_;
+  StageStats* stats_;
+  const std::shared_ptr<BatchSlots> slots_;
+  const size_t batch_size_;
+  const size_t sample_bytes_;
+  const bool drop_remainder_;
+  std::unique_ptr<Iterator<PlacedSample>> map_;
+  std::vector<int64_t> labels_;  // of the samples placed in the batch being gathered
+  uint64_t next_seq_ = 0;        // the sequence number the next placed sample should have
+  bool input_ended_ = false;
+};
+
+class MapAndBatchDataset : public Dataset<Batch> {
+ public:
+  MapAndBatchDataset(DatasetPtr<Record> input, SampleWriter writer, int parallelism,
+                     std::string name, size_t batch_size, bool drop_remainder)
+      : input_(std::move(input)),
+        writer_(std::move(writer)),
+        parallelism_(parallelism),
+        name_(std::move(name)),
+        batch_size_(batch_size),
+        drop_remainder_(drop_remainder) {}
+
+  std::unique_ptr<Iterator<Batch>> MakeIterator(const IteratorContext& ctx) const override {
+    return std::make_unique<MapAndBatchIterator>(input_, writer_, parallelism_, name_,
+                                                 batch_size_, drop_remainder_, ctx);
+  }
+  std::string name() const override { return "batch"; }
+
+ private:
+  DatasetPtr<Record> input_;
+  SampleWriter writer_;
+  int parallelism_;
+  std::string name_;
+  size_t batch_size_;
+  bool drop_remainder_;
+};
+
+}  // namespace
+
+MapFunction<Record, Sample> SampleFunctionOf(SampleWriter writer) {
+  return [writer = std::move(writer)](Record&& record, const MapContext& c) {
+    Sample sample;
+    sample.pixels = c.pool->Get(writer.sample_bytes);
+    sample.source = record.source;
+    sample.offset = record.offset;
+    sample.label = writer.write(std::move(record), c, sample.pixels.data());
+    return sample;
+  };
+}
+
+DatasetPtr<Batch> MapAndBatch(DatasetPtr<Record> input, SampleWriter writer, int parallelism,
+                              std::string name, size_t batch_size, bool drop_remainder) {
+  if (batch_size == 0) throw Error("map_and_batch: batch_size must be at least 1");
+  if (parallelism == 0 || parallelism < kAutotune) {
+    throw Error("map_and_batch: parallelism must be >= 1 or kAutotune");
+  }
+  if (!writer.write) throw Error("map_and_batch: no sample writer");
+  return std::make_shared<MapAndBatchDataset>(std::move(input), std::move(writer), parallelism,
+                                              std::move(name), batch_size, drop_remainder);
+}
+
+}  // namespace imgpipe::pipeline
