@@ -129,6 +129,12 @@ class BatchSlots {
     std::lock_guard<std::mutex> lock(mu_);
     return processed_failures_;
   }
+  // The sequence number of the next element in input order: every earlier one was
+  // placed or skipped.
+  uint64_t next_seq() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return next_place_ + processed_failures_;
+  }
 
  private:
   struct Claimed {
@@ -205,8 +211,7 @@ class MapAndBatchIterator : public Iterator<Batch> {
       StageStats::AddSince(stats_->input_wait_ns, start);
       if (!sample) return EndOfInput();
       start = std::chrono::steady_clock::now();
-      for (uint64_t seq = next_seq_; seq < sample->seq; ++seq) slots_->Skip(seq);
-      next_seq_ = sample->seq + 1;
+      for (uint64_t seq = slots_->next_seq(); seq < sample->seq; ++seq) slots_->Skip(seq);
       // 2. Place it; a full batch goes out.
       const uint64_t place = slots_->Place(sample->seq);
       labels_.push_back(sample->label);
@@ -258,7 +263,6 @@ class MapAndBatchIterator : public Iterator<Batch> {
                   " samples placed do not leave " + std::to_string(count) + " in the partial batch");
     }
     slots_->Reset(static_cast<uint64_t>(placed), static_cast<uint64_t>(skipped), pixels);
-    next_seq_ = static_cast<uint64_t>(placed + skipped);
     stats_->buffer_fill = count;
     map_->Restore(state);
   }
@@ -299,7 +303,6 @@ class MapAndBatchIterator : public Iterator<Batch> {
   const bool drop_remainder_;
   std::unique_ptr<Iterator<PlacedSample>> map_;
   std::vector<int64_t> labels_;  // of the samples placed in the batch being gathered
-  uint64_t next_seq_ = 0;        // the sequence number the next placed sample should have
   bool input_ended_ = false;
 };
 
