@@ -63,6 +63,13 @@ test-tsan: deps
 	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TEST_REGEX)'
 
-# libFuzzer targets (clang, ASan, UBSan) built in build-fuzz/, each run for 60 s.
+# libFuzzer targets (clang, ASan, UBSan) built in build-fuzz/, each run for FUZZ_SECONDS
+# (`make fuzz FUZZ_SECONDS=600`); `make fuzz-corpus` also keeps what the runs found in
+# fuzz/corpus/ (commit it), where every later run, CI's included, starts.
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz-corpus
 fuzz: deps
-	bash scripts/fuzz.sh 60
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+fuzz-corpus: deps
+	bash scripts/fuzz.sh --keep-corpus $(FUZZ_SECONDS)

@@ -1,10 +1,12 @@
 // Fuzzes the JPEG crop-window decoder. The whole input is the JPEG; its last 12 bytes
 // (after the EOI marker, where libjpeg stops reading, once the fuzzer appends there)
 // also choose the window, the minimum size for DCT scaling, the channels and whether
-// EXIF orientation applies. An unscaled window must equal that window of DecodeImage.
+// EXIF orientation applies. An unscaled window must equal that window of DecodeImage,
+// and neither decode may depend on what the thread decoded before (decode_history.h).
 #include <cstdint>
 #include <cstring>
 
+#include "decode_history.h"
 #include "fuzz_util.h"
 #include "image/jpeg_region_decoder.h"
 
@@ -59,12 +61,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // 2. Decode the window; unscaled, it must match the full decode.
-  Image region;
   int scale = 0;
   PixelBox box;
-  if (!fuzz::IgnoringErrors([&] { region = DecodeJpegRegion(jpeg, path, options, &scale, &box); })) {
-    return 0;
-  }
+  DecodeOutcome outcome = fuzz::DecodeIndependentOfHistory(
+      [&] { return DecodeJpegRegion(jpeg, path, options, &scale, &box); }, kMaxPixels);
+  if (!outcome.image) return 0;
+  const Image& region = *outcome.image;
   FUZZ_CHECK((flags & 4) == 0);
   FUZZ_CHECK(scale == 1 || scale == 2 || scale == 4 || scale == 8);
   FUZZ_CHECK(region.channels == options.channels);
@@ -72,13 +74,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (scale != 1) return 0;
   FUZZ_CHECK(region.width == window.width && region.height == window.height);
   if (!options.apply_exif_orientation) return 0;
-  Image full;
   DecodeOptions full_options;
   full_options.channels = options.channels;
   full_options.max_pixels = kMaxPixels;
-  if (!fuzz::IgnoringErrors([&] { full = DecodeImage(jpeg, path, full_options); })) return 0;
+  DecodeOutcome full = fuzz::DecodeIndependentOfHistory(
+      [&] { return DecodeImage(jpeg, path, full_options); }, kMaxPixels);
+  if (!full.image) return 0;
   for (int y = 0; y < window.height; ++y) {
-    FUZZ_CHECK(std::memcmp(region.row(y), full.row(window.y + y) + window.x * full.channels,
+    FUZZ_CHECK(std::memcmp(region.row(y), full.image->row(window.y + y) + window.x * full.image->channels,
                            region.row_bytes()) == 0);
   }
   return 0;

@@ -18,40 +18,38 @@
 namespace imgpipe {
 namespace {
 
-// TurboJPEG handles are not thread-safe: each thread lazily makes its own, one for
-// decompression and one for compression, destroyed when the thread exits.
+// A TurboJPEG handle for one call, destroyed with it.
+//
+// Each TurboJPEG call gets a handle that has seen no other image. A libjpeg object keeps
+// the Huffman and quantization tables it has read until it is destroyed, and uses them
+// for a later image that does not define its own ("abbreviated datastreams" in
+// libjpeg.txt; JPEG, ITU T.81 B.5): this is libjpeg's documented behaviour, not a bug in
+// Debian's libjpeg-turbo 2.1.5. A fresh object instead fills a missing Huffman table
+// with the standard one, as Pillow and DecodeJpegRegion (a fresh object each call) do.
+// Until 2026-12 imgpipe kept one handle per thread and replaced it only after a failed
+// call, so an image whose scan uses a table it does not define (such as
+// fuzz-regressions/jpeg-region-state/2-ycc420-exif6-19x13.jpg: DC table 0 and AC table 1
+// only, but its luma scan uses AC table 0) decoded with the tables of whatever JPEG the
+// thread had read before: other pixels after a truncated CMYK file, and "corrupt JPEG
+// data" after a good photograph. Valgrind found no uninitialised read; the cause was the
+// retained tables. A new handle costs about 4 us, against 1-2 ms for a decode.
 class TurboJpegHandle {
  public:
-  explicit TurboJpegHandle(bool compress) : compress_(compress) {}
-  ~TurboJpegHandle() { Reset(); }
+  explicit TurboJpegHandle(bool compress)
+      : handle_(compress ? tjInitCompress() : tjInitDecompress()) {
+    if (handle_ == nullptr) {
+      throw Error(std::string("cannot create a TurboJPEG handle: ") + tjGetErrorStr2(nullptr));
+    }
+  }
+  ~TurboJpegHandle() { tjDestroy(handle_); }
   TurboJpegHandle(const TurboJpegHandle&) = delete;
   TurboJpegHandle& operator=(const TurboJpegHandle&) = delete;
 
-  tjhandle get() {
-    if (handle_ == nullptr) {
-      handle_ = compress_ ? tjInitCompress() : tjInitDecompress();
-      if (handle_ == nullptr) {
-        throw Error(std::string("cannot create a TurboJPEG handle: ") + tjGetErrorStr2(nullptr));
-      }
-    }
-    return handle_;
-  }
-
-  // After a failed call: TurboJPEG 2.1 leaves the libjpeg state mid-header when
-  // tjDecompressHeader3 fails, and the next image would then fail with "two SOI
-  // markers", so a handle that failed is replaced.
-  void Reset() {
-    if (handle_ != nullptr) tjDestroy(handle_);
-    handle_ = nullptr;
-  }
+  tjhandle get() const { return handle_; }
 
  private:
-  const bool compress_;
-  tjhandle handle_ = nullptr;
+  tjhandle handle_;
 };
-
-thread_local TurboJpegHandle t_decompressor(false);
-thread_local TurboJpegHandle t_compressor(true);
 
 // The message of the last failure on `handle`, without TurboJPEG's "function(): " prefix.
 std::string TurboJpegMessage(tjhandle handle) {
@@ -104,12 +102,12 @@ std::string HexSignature(std::string_view bytes) {
 }
 
 ImageInfo ReadJpegInfo(std::string_view bytes, const std::string& path) {
-  tjhandle handle = t_decompressor.get();
+  TurboJpegHandle decompressor(false);
+  tjhandle handle = decompressor.get();
   int width = 0, height = 0, subsampling = -1, colorspace = -1;
   if (tjDecompressHeader3(handle, reinterpret_cast<const unsigned char*>(bytes.data()),
                           bytes.size(), &width, &height, &subsampling, &colorspace) != 0) {
     std::string message = TurboJpegMessage(handle);
-    t_decompressor.Reset();
     // TurboJPEG 2.1 has no name for some valid samplings (4:1:0, 2x4...) and fails
     // after reading the whole header; libjpeg decodes them.
     bool unnamed_sampling = message.find("Could not determine subsampling") != std::string::npos;
@@ -189,12 +187,12 @@ Image DecodeJpeg(std::string_view bytes, const std::string& path, const ImageInf
   // TJERR_WARNING; TJFLAG_STOPONWARNING makes it stop at the first one instead of
   // decoding the rest for nothing, and TJFLAG_LIMITSCANS refuses progressive files
   // with more than 500 scans (a decode-time bomb).
-  tjhandle handle = t_decompressor.get();
+  TurboJpegHandle decompressor(false);
+  tjhandle handle = decompressor.get();
   if (tjDecompress2(handle, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
                     target, info.width, 0, info.height, pixel_format,
                     TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
     std::string message = TurboJpegMessage(handle);
-    t_decompressor.Reset();
     throw DataError(path, std::nullopt, JpegReason(message));
   }
   if (cmyk) {
@@ -337,7 +335,8 @@ std::string EncodeJpeg(const Image& image, int quality) {
   if (quality < 1 || quality > 100) {
     throw Error("EncodeJpeg: quality must be 1..100, not " + std::to_string(quality));
   }
-  tjhandle handle = t_compressor.get();
+  TurboJpegHandle compressor(true);
+  tjhandle handle = compressor.get();
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
   const bool gray = image.channels == 1;
@@ -346,7 +345,6 @@ std::string EncodeJpeg(const Image& image, int quality) {
                   quality, 0) != 0) {
     std::string message = TurboJpegMessage(handle);
     tjFree(jpeg);
-    t_compressor.Reset();
     throw Error("JPEG encoding failed: " + message);
   }
   std::string out(reinterpret_cast<const char*>(jpeg), size);

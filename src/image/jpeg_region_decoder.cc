@@ -132,6 +132,26 @@ int ChooseScale(int window_width, int window_height, int min_width, int min_heig
 
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
+// Whether jpeg_crop_scanline gives exactly the columns of a full decode of this started
+// decompression. libjpeg-turbo 2.1.5 does not when it scales the DCT (1/2, 1/4) of a
+// file with a 4:1 sampling ratio (seen with 4:1:0 and 2x4; 4:1:1, with the same ratio,
+// is treated alike): part of the row buffer that fancy upsampling reads is never
+// written, so the window's pixels depend on what that memory held before (valgrind:
+// uninitialised values from the buffer jinit_d_main_controller allocates; found by
+// decode_history_test with images/mixed-formats/0/2x4.jpg and 410.jpg). Unscaled or
+// uncropped decodes of those files, and every other sampling, are exact.
+bool CropsColumnsExactly(const jpeg_decompress_struct& cinfo) {
+  if (cinfo.scale_num == cinfo.scale_denom) return true;
+  for (int c = 0; c < cinfo.num_components; ++c) {
+    const jpeg_component_info& component = cinfo.comp_info[c];
+    if (cinfo.max_h_samp_factor > 2 * component.h_samp_factor ||
+        cinfo.max_v_samp_factor > 2 * component.v_samp_factor) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Decodes the stored (not oriented) window [x, x + width) x [y, y + height) at 1/denom
 // scale, rounded outwards to whole scaled pixels; `box` receives the exact window in
 // the result's pixels.
@@ -180,11 +200,16 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
   //    repeats the last chroma sample instead of reading its neighbour. So ask for a
   //    margin on each side (a real edge needs none): then every column of the window
   //    is upsampled as in a full decode, and the window is exact.
+  //    Where libjpeg's column crop is not exact (CropsColumnsExactly), whole rows are
+  //    decoded and the window copied from them.
   const int crop_x0 = std::max(x0 - kUpsamplingMargin, 0);
   const int crop_x1 = std::min(x1 + kUpsamplingMargin, scaled_width);
-  JDIMENSION crop_x = static_cast<JDIMENSION>(crop_x0);
-  JDIMENSION crop_width = static_cast<JDIMENSION>(crop_x1 - crop_x0);
-  if (crop_x1 - crop_x0 < scaled_width) jpeg_crop_scanline(&cinfo, &crop_x, &crop_width);
+  JDIMENSION crop_x = 0;
+  if (crop_x1 - crop_x0 < scaled_width && CropsColumnsExactly(cinfo)) {
+    crop_x = static_cast<JDIMENSION>(crop_x0);
+    JDIMENSION crop_width = static_cast<JDIMENSION>(crop_x1 - crop_x0);
+    jpeg_crop_scanline(&cinfo, &crop_x, &crop_width);
+  }
   const int components = cinfo.output_components;
   row.resize(static_cast<size_t>(cinfo.output_width) * components);
   const size_t skip_bytes = static_cast<size_t>(x0 - static_cast<int>(crop_x)) * components;
