@@ -18,7 +18,7 @@ seconds="${1:-60}"
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-fuzz"
 artifacts="$build/fuzz-artifacts"
-jobs=$(nproc)
+jobs=${FUZZ_JOBS:-$(nproc)}  # FUZZ_JOBS=1: one target at a time
 cd "$root"
 
 # 1. Build.
