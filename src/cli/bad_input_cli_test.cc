@@ -104,8 +104,8 @@ TEST(BadInputCli, TrainOnCorruptShardsStops) {
   ExpectStopsWithin(TrainArgs(data), data + "/train-00000-of-00003.tfrecord: offset 0: ");
 }
 
-// The photograph set's GIF is converted (re-encoded as JPEG), not rejected, and its
-// shard goes through the pipeline.
+// The photograph set's GIF is converted (re-encoded as JPEG), not rejected, and both its
+// shard and the image folder (the GIF decoded in the pipeline) go through bench.
 TEST(BadInputCli, GifGoesThroughConvertAndBench) {
   std::string dir = FreshDir("gif");
   const std::string ants = JoinPath(dir, "in/ants");
@@ -118,10 +118,15 @@ TEST(BadInputCli, GifGoesThroughConvertAndBench) {
   auto summary = nlohmann::json::parse(convert.out);
   EXPECT_EQ(summary["written"], 1) << convert.out;
   EXPECT_EQ(summary["rejected"], 0) << convert.out;
-  Result bench = RunImgpipe({"bench", "--data", dir + "/out", "--seconds", "0.3", "--warmup", "0.1",
-                             "--threads", "1", "--batch-size", "1", "--image-size", "32", "--json"});
-  ASSERT_EQ(bench.status, 0) << bench.err;
-  EXPECT_GT(nlohmann::json::parse(bench.out)["images_per_s"].get<double>(), 0);
+  for (const std::string data : {dir + "/out", dir + "/in"}) {
+    SCOPED_TRACE(data);
+    Result bench = RunImgpipe({"bench", "--data", data, "--seconds", "0.3", "--warmup", "0.1",
+                               "--threads", "1", "--batch-size", "1", "--image-size", "32", "--json"});
+    ASSERT_EQ(bench.status, 0) << bench.err;
+    auto report = nlohmann::json::parse(bench.out);
+    EXPECT_GT(report["images_per_s"].get<double>(), 0);
+    for (auto& stage : report["stages"]) EXPECT_EQ(stage.value("errors", 0), 0) << stage.dump();
+  }
 }
 
 }  // namespace
