@@ -20,6 +20,8 @@ struct MemoryInput {
   size_t position = 0;
 };
 
+// giflib's input callback: copies up to `length` bytes from the MemoryInput in
+// UserData; returns how many (fewer at the end of the bytes).
 int ReadMemory(GifFileType* gif, GifByteType* out, int length) {
   auto* input = static_cast<MemoryInput*>(gif->UserData);
   size_t n = std::min(static_cast<size_t>(std::max(length, 0)),
@@ -167,6 +169,7 @@ std::vector<uint8_t> Palette(const ColorMapObject* map, int channels) {
   return palette;
 }
 
+// Logs the first animated GIF of the process (frames > 1), naming the frame used.
 void LogAnimatedOnce(const std::string& path, int frames) {
   static std::atomic<bool> logged{false};
   if (frames > 1 && !logged.exchange(true)) {
