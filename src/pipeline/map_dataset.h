@@ -12,14 +12,12 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #include "pipeline/autotune.h"
 #include "pipeline/dataset.h"
 #include "pipeline/element.h"
 #include "util/error.h"
-#include "util/logging.h"
 #include "util/random.h"
 #include "util/thread_pool.h"
 #include "util/trace.h"
