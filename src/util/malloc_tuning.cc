@@ -1,5 +1,9 @@
 #include "util/malloc_tuning.h"
 
+// Any C library header defines __GLIBC__ on glibc; until 2026-12 the test below came
+// before one was included, so this function did nothing.
+#include <cstdlib>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
