@@ -1,0 +1,14 @@
+// The extension module imgpipe._imgpipe: thin bindings of the libtorch-free C++
+// library; python/imgpipe/__init__.py is the package users import.
+#include <pybind11/pybind11.h>
+
+#include "errors.h"
+#include "host_array.h"
+#include "records.h"
+
+PYBIND11_MODULE(_imgpipe, m) {
+  m.doc() = "imgpipe's C++ pipeline and record layer (import imgpipe instead)";
+  imgpipe::python::RegisterErrorTranslator();
+  imgpipe::python::BindHostArray(m);
+  imgpipe::python::BindRecords(m);
+}
