@@ -4,6 +4,7 @@
 
 #include "errors.h"
 #include "host_array.h"
+#include "loader.h"
 #include "records.h"
 
 PYBIND11_MODULE(_imgpipe, m) {
@@ -11,4 +12,5 @@ PYBIND11_MODULE(_imgpipe, m) {
   imgpipe::python::RegisterErrorTranslator();
   imgpipe::python::BindHostArray(m);
   imgpipe::python::BindRecords(m);
+  imgpipe::python::BindLoader(m);
 }
