@@ -8,11 +8,12 @@ import base64
 import os
 
 from imgpipe import _imgpipe
-from imgpipe._imgpipe import Batch, HostArray, TFRecordReader, TFRecordWriter, parse_example
+from imgpipe._imgpipe import (Batch, HostArray, TFRecordReader, TFRecordWriter, parse_example,
+                               serialize_example)
 from imgpipe.errors import DataError, Error, IoError
 
 __all__ = ["Batch", "DataError", "Error", "HostArray", "IoError", "Loader", "TFRecordReader",
-           "TFRecordWriter", "parse_example"]
+           "TFRecordWriter", "parse_example", "serialize_example"]
 
 # Live loaders' threads stop before the interpreter shuts down (an iterator abandoned
 # mid-epoch would otherwise keep its pipeline running into the C++ runtime's exit).

@@ -196,7 +196,7 @@ Loader::Loader(const std::vector<std::string>& data, LoaderOptions options)
   CheckOptions(options_);
   {
     py::gil_scoped_release release;  // counting may scan every file
-    data_ = ResolveLoaderData(data);
+    data_ = ResolveLoaderData(data, ParseErrorPolicy(options_.error_policy));
   }
   batches_per_epoch_ = BatchesPerEpoch(data_, options_);
   batches_ = BuildBatches(data_, options_);

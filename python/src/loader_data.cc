@@ -25,12 +25,14 @@ std::vector<std::string> TfRecordFilesIn(const std::string& dir) {
   return files;
 }
 
-// Records in `file`: its .idx file's entry count when there is one, else a scan
-// (corrupt records throw DataError).
-int64_t CountRecords(const std::string& file) {
+// Records in `file`: its .idx file's entry count when there is one, else a scan under
+// `policy`.
+int64_t CountRecords(const std::string& file, ErrorPolicy policy) {
   const std::string index = IndexPathFor(file);
   if (PathExists(index)) return static_cast<int64_t>(ReadIndexFile(index).size());
-  TfRecordReader reader(file);
+  TfRecordReaderOptions options;
+  options.policy = policy;
+  TfRecordReader reader(file, options);
   std::string record;
   int64_t n = 0;
   while (reader.Next(&record)) ++n;
@@ -39,7 +41,7 @@ int64_t CountRecords(const std::string& file) {
 
 }  // namespace
 
-LoaderData ResolveLoaderData(const std::vector<std::string>& patterns) {
+LoaderData ResolveLoaderData(const std::vector<std::string>& patterns, ErrorPolicy policy) {
   if (patterns.empty()) throw Error("Loader: `data` names no files");
   LoaderData data;
   if (patterns.size() == 1 && IsDirectory(patterns[0])) {
@@ -53,7 +55,7 @@ LoaderData ResolveLoaderData(const std::vector<std::string>& patterns) {
   } else {
     data.paths = pipeline::MatchFiles(patterns);
   }
-  for (const std::string& file : data.paths) data.samples += CountRecords(file);
+  for (const std::string& file : data.paths) data.samples += CountRecords(file, policy);
   return data;
 }
 

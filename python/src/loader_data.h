@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "util/error_policy.h"
+
 namespace imgpipe::python {
 
 struct LoaderData {
@@ -19,7 +21,9 @@ struct LoaderData {
 // (names containing ".tfrecord", not index or temporary files) gives those files; a
 // folder without any is an image folder; anything else is files or glob patterns.
 // (The data-sources work replaces this rule with pipeline::ResolveDataSource.)
-LoaderData ResolveLoaderData(const std::vector<std::string>& patterns);
+// Records are counted from .idx files when present, else by reading the files under
+// `policy`: kSkip counts the good records, kFail throws DataError at a bad one.
+LoaderData ResolveLoaderData(const std::vector<std::string>& patterns, ErrorPolicy policy);
 
 // A fingerprint of the data: CRC32C over every path with its size and the sample count.
 uint32_t DataFingerprint(const LoaderData& data);

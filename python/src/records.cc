@@ -122,6 +122,34 @@ py::dict ParseExampleToDict(const py::bytes& data) {
   return out;
 }
 
+// Adds `values` to `features` under `key`: bytes or a list of bytes as a bytes feature,
+// else anything NumPy converts to integers (int64) or floats (float32).
+void AddFeature(Features* features, const std::string& key, const py::handle& values) {
+  if (py::isinstance<py::bytes>(values)) return AddBytesFeature(features, key, values.cast<std::string>());
+  if (py::isinstance<py::list>(values) && py::len(values) > 0 && py::isinstance<py::bytes>(values[py::int_(0)])) {
+    for (const py::handle& v : values) AddBytesFeature(features, key, v.cast<std::string>());
+    return;
+  }
+  py::array array = py::module_::import("numpy").attr("ravel")(values);
+  const char kind = array.dtype().kind();
+  if (kind == 'i' || kind == 'u' || kind == 'b') {
+    for (int64_t v : array.attr("astype")("int64").cast<std::vector<int64_t>>()) AddInt64Feature(features, key, v);
+  } else if (kind == 'f') {
+    for (float v : array.attr("astype")("float32").cast<std::vector<float>>()) AddFloatFeature(features, key, v);
+  } else {
+    throw Error("serialize_example: feature '" + key + "' is neither bytes, integers nor floats");
+  }
+}
+
+// {key: values} (see AddFeature) as a serialized tf.train.Example, keys sorted.
+py::bytes SerializeExampleFromDict(const py::dict& features) {
+  Example example;
+  for (const auto& [key, values] : features) {
+    AddFeature(example.mutable_features(), key.cast<std::string>(), values);
+  }
+  return py::bytes(SerializeExample(example));
+}
+
 }  // namespace
 
 void BindRecords(py::module_& m) {
@@ -160,6 +188,9 @@ void BindRecords(py::module_& m) {
   m.def("parse_example", &ParseExampleToDict, py::arg("data"),
         "A serialized tf.train.Example as a dict: int64 and float32 NumPy arrays, lists of "
         "bytes. Raises DataError when the bytes are not an Example.");
+  m.def("serialize_example", &SerializeExampleFromDict, py::arg("features"),
+        "A dict {key: bytes | [bytes] | integers | floats} as a serialized tf.train.Example "
+        "(integers as int64, floats as float32; deterministic bytes).");
 }
 
 }  // namespace imgpipe::python
