@@ -17,7 +17,7 @@ SHARD_FILES = 2
 RECORDS_PER_FILE = 12
 
 
-def testdata_path(relative):
+def shared_path(relative):
     return TESTDATA / relative
 
 
@@ -25,7 +25,7 @@ def testdata_path(relative):
 def shards(tmp_path_factory):
     """A folder of TFRecord shards of real photos (hymenoptera/val), image/class/label
     = the record's index 0..23."""
-    photos = sorted(testdata_path("images/hymenoptera/val").glob("*/*.jpg"))[:SHARD_FILES * RECORDS_PER_FILE]
+    photos = sorted(shared_path("images/hymenoptera/val").glob("*/*.jpg"))[:SHARD_FILES * RECORDS_PER_FILE]
     folder = tmp_path_factory.mktemp("shards")
     for f in range(SHARD_FILES):
         with imgpipe.TFRecordWriter(str(folder / f"train-{f:05d}-of-{SHARD_FILES:05d}.tfrecord")) as w:
@@ -37,4 +37,4 @@ def shards(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def photos_by_class():
-    return testdata_path("images/photos-by-class")
+    return shared_path("images/photos-by-class")

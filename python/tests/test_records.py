@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import imgpipe
-from conftest import testdata_path
+from conftest import shared_path
 
 
 @pytest.mark.parametrize("compression", [None, "gzip", "zlib"])
@@ -29,19 +29,19 @@ def test_writer_leaves_no_file_when_the_block_raises(tmp_path):
 
 
 def test_reads_tensorflow_files():
-    records = list(imgpipe.TFRecordReader(str(testdata_path("tfrecord/pytorch-data/example.tfrecord"))))
+    records = list(imgpipe.TFRecordReader(str(shared_path("tfrecord/pytorch-data/example.tfrecord"))))
     assert len(records) == 4
     first = imgpipe.parse_example(records[0])
     assert first["x_int"].dtype == np.int64 and list(first["x_int"][:3]) == [0, 10, 20]
     assert first["x_float"].dtype == np.float32 and first["x_float"].shape == (10,)
     assert len(first["x_byte"]) == 1 and len(first["x_byte"][0]) == 8
 
-    mnist = list(imgpipe.TFRecordReader(str(testdata_path("tfrecord/tfx/mnist.tfrecord"))))
+    mnist = list(imgpipe.TFRecordReader(str(shared_path("tfrecord/tfx/mnist.tfrecord"))))
     assert len(mnist) == 1000
     example = imgpipe.parse_example(mnist[0])
     assert list(example["image_class"]) == [9] and example["image_floats"].shape == (784,)
 
-    penguins = imgpipe.TFRecordReader(str(testdata_path("tfrecord/tfx/penguin-train-00000-of-00001.gz")))
+    penguins = imgpipe.TFRecordReader(str(shared_path("tfrecord/tfx/penguin-train-00000-of-00001.gz")))
     assert sum(1 for _ in penguins) == 234 and penguins.compression == "gzip"
 
 
