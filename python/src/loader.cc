@@ -41,7 +41,7 @@ class LoaderPass {
       if (it_ && yielded_ < limit_) batch = it_->Next();
       if (!batch) {
         const bool short_pass = it_ && yielded_ < limit_;
-        it_.reset();  // the pass is over: its threads stop and its buffers go back
+        EndLocked();  // the pass is over: its threads stop and its buffers go back
         if (short_pass) {
           throw Error("the pipeline ended after " + std::to_string(yielded_) + " of the " +
                       std::to_string(limit_) + " batches this rank must yield (bad records "
@@ -74,11 +74,16 @@ class LoaderPass {
   void Close() {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mu_);
+    EndLocked();
+  }
+
+ private:
+  // Keeps the final statistics and stops the pipeline. Needs mu_.
+  void EndLocked() {
     if (it_) stats_at_end_ = it_->Stats();
     it_.reset();
   }
 
- private:
   std::mutex mu_;
   std::unique_ptr<PipelineIterator<Batch>> it_;  // guarded by mu_; null once over
   int64_t yielded_ = 0;                          // guarded by mu_
@@ -120,6 +125,8 @@ void CheckOptions(const LoaderOptions& o) {
   if (o.preset != "train" && o.preset != "eval") fail("preset must be 'train' or 'eval', not '" + o.preset + "'");
   if (o.image_size < 8 || o.image_size > 4096) fail("image_size must be in [8, 4096]");
   if (o.threads < 0) fail("threads must be 0 (all CPUs) or positive");
+  ParseOutputLayout(o.layout);     // throws for an unknown layout
+  ParseErrorPolicy(o.error_policy);  // and policy
   if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size) {
     fail("rank " + std::to_string(o.rank) + " is outside world_size " + std::to_string(o.world_size));
   }
