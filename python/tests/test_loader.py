@@ -120,16 +120,29 @@ def test_next_releases_the_gil(photos_by_class):
     assert after > before
 
 
-@pytest.mark.parametrize("how", ["break", "exit"])
+# How a script leaves a loader mid-epoch: break out of the loop, exit inside it, or
+# leave the iterator to a daemon thread that never frees it.
+ABANDON = {
+    "break": "for batch in iter(loader):\n    break\n",
+    "exit": "for batch in iter(loader):\n    sys.exit(0)\n",
+    "daemon": textwrap.dedent("""
+        started = threading.Event()
+        def hold():
+            it = iter(loader)
+            next(it)
+            started.set()
+            threading.Event().wait()
+        threading.Thread(target=hold, daemon=True).start()
+        started.wait()
+        """),
+}
+
+
+@pytest.mark.parametrize("how", sorted(ABANDON))
 def test_abandoning_a_loader_mid_epoch_exits_cleanly(photos_by_class, how):
-    leave = "break" if how == "break" else "sys.exit(0)"
-    script = textwrap.dedent(f"""
-        import sys, imgpipe
-        loader = imgpipe.Loader({str(photos_by_class)!r}, batch_size=2, image_size=32, threads=2)
-        iterator = iter(loader)
-        for batch in iterator:
-            {leave}
-        """)
+    script = (f"import sys, threading, imgpipe\n"
+              f"loader = imgpipe.Loader({str(photos_by_class)!r}, batch_size=2, image_size=32, threads=2)\n"
+              + ABANDON[how])
     done = subprocess.run([sys.executable, "-c", script], env=os.environ, timeout=60,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
