@@ -180,6 +180,14 @@ pipeline::PipelineOptions PipelineOptionsOf(const LoaderOptions& o) {
   return options;
 }
 
+// Every option with its default, in the order of ForEachOption.
+py::dict DefaultOptions() {
+  const LoaderOptions defaults;
+  py::dict d;
+  ForEachOption(defaults, [&](const char* name, const auto& field, bool) { d[name] = field; });
+  return d;
+}
+
 py::dict StageDict(const pipeline::StageSnapshot& s) {
   py::dict d;
   d["name"] = s.name;
@@ -234,19 +242,10 @@ std::shared_ptr<LoaderPass> Loader::Iterate() {
 }
 
 py::dict Loader::OptionsDict() const {
-  const LoaderOptions& o = options_;
   py::dict d;
-  d["batch_size"] = o.batch_size;
-  d["preset"] = o.preset;
-  d["image_size"] = o.image_size;
-  d["layout"] = o.layout;
-  d["seed"] = o.seed;
-  d["deterministic"] = o.deterministic;
-  d["shuffle_buffer"] = o.shuffle_buffer;
-  d["error_policy"] = o.error_policy;
-  d["rank"] = o.rank;
-  d["world_size"] = o.world_size;
-  d["last_batch"] = o.last_batch;
+  ForEachOption(options_, [&](const char* name, const auto& field, bool in_state) {
+    if (in_state) d[name] = field;
+  });
   return d;
 }
 
@@ -328,26 +327,30 @@ HostArray LabelsOf(const LoaderBatch& b) {
                    {static_cast<int64_t>(b.batch->labels.size())});
 }
 
-// Python's Loader(...) arguments: data patterns and every LoaderOptions field.
-std::unique_ptr<Loader> MakeLoader(const std::vector<std::string>& data, size_t batch_size,
-                                   const std::string& preset, int image_size, const std::string& layout,
-                                   uint64_t seed, bool deterministic, size_t shuffle_buffer, int threads,
-                                   uint64_t ram_budget_bytes, const std::string& error_policy, int rank,
-                                   int world_size, const std::string& last_batch) {
+// Loader(data, **options): each keyword sets the LoaderOptions field of its name;
+// an unknown name or a value of the wrong type throws Error.
+std::unique_ptr<Loader> MakeLoader(const std::vector<std::string>& data, const py::kwargs& options) {
   LoaderOptions o;
-  o.batch_size = batch_size;
-  o.preset = preset;
-  o.image_size = image_size;
-  o.layout = layout;
-  o.seed = seed;
-  o.deterministic = deterministic;
-  o.shuffle_buffer = shuffle_buffer;
-  o.threads = threads;
-  o.ram_budget_bytes = ram_budget_bytes;
-  o.error_policy = error_policy;
-  o.rank = rank;
-  o.world_size = world_size;
-  o.last_batch = last_batch;
+  size_t used = 0;
+  ForEachOption(o, [&](const char* name, auto& field, bool) {
+    if (!options.contains(name)) return;
+    try {
+      field = options[name].template cast<std::decay_t<decltype(field)>>();
+    } catch (const py::cast_error&) {
+      throw Error(std::string("Loader: option ") + name + "=" + py::repr(options[name]).template cast<std::string>() +
+                  " has the wrong type (default: " + py::repr(py::cast(field)).template cast<std::string>() + ")");
+    }
+    ++used;
+  });
+  if (used != options.size()) {
+    const py::dict known = DefaultOptions();
+    for (auto [key, value] : options) {
+      if (!known.contains(key)) {
+        throw Error("Loader: unknown option '" + py::str(key).cast<std::string>() + "' (options: " +
+                    py::str(py::list(known)).cast<std::string>() + ")");
+      }
+    }
+  }
   return std::make_unique<Loader>(data, std::move(o));
 }
 
@@ -365,14 +368,10 @@ void BindLoader(py::module_& m) {
       .def("__next__", &LoaderPass::Next)
       .def("close", &LoaderPass::Close, "Stops this pass's threads.");
 
-  const LoaderOptions d;
   py::class_<Loader>(m, "Loader", "The C++ image pipeline as an iterable of batches (see imgpipe.Loader).")
-      .def(py::init(&MakeLoader), py::arg("data"), py::kw_only(), py::arg("batch_size") = d.batch_size,
-           py::arg("preset") = d.preset, py::arg("image_size") = d.image_size, py::arg("layout") = d.layout,
-           py::arg("seed") = d.seed, py::arg("deterministic") = d.deterministic,
-           py::arg("shuffle_buffer") = d.shuffle_buffer, py::arg("threads") = d.threads,
-           py::arg("ram_budget_bytes") = d.ram_budget_bytes, py::arg("error_policy") = d.error_policy,
-           py::arg("rank") = d.rank, py::arg("world_size") = d.world_size, py::arg("last_batch") = d.last_batch)
+      .def(py::init(&MakeLoader), py::arg("data"),
+           "Loader(data: list of paths or patterns, **options); Loader.defaults() lists the options.")
+      .def_static("defaults", &DefaultOptions, "Every option with its default (the C++ pipeline's).")
       .def("__len__", &Loader::size)
       .def("__iter__", &Loader::Iterate)
       .def("set_epoch", &Loader::SetEpoch, py::arg("epoch"))

@@ -39,6 +39,26 @@ struct LoaderOptions {
   std::string last_batch = "drop";  // "drop" or "partial" (one rank only, for now)
 };
 
+// Calls f(name, field, in_state) for every option: the one list of their Python names.
+// in_state: the option shapes the batches, so a saved state records it and a loader
+// with another value refuses that state.
+template <typename Options, typename F>
+void ForEachOption(Options& o, F&& f) {
+  f("batch_size", o.batch_size, true);
+  f("preset", o.preset, true);
+  f("image_size", o.image_size, true);
+  f("layout", o.layout, true);
+  f("seed", o.seed, true);
+  f("deterministic", o.deterministic, true);
+  f("shuffle_buffer", o.shuffle_buffer, true);
+  f("threads", o.threads, false);
+  f("ram_budget_bytes", o.ram_budget_bytes, false);
+  f("error_policy", o.error_policy, true);
+  f("rank", o.rank, true);
+  f("world_size", o.world_size, true);
+  f("last_batch", o.last_batch, true);
+}
+
 // One batch: the pipeline's Batch, shared by the arrays exported from it.
 struct LoaderBatch {
   std::shared_ptr<pipeline::Batch> batch;

@@ -233,3 +233,9 @@ def test_wrong_options_raise(shards):
         imgpipe.Loader(str(shards), rank=2, world_size=2)
     with pytest.raises(imgpipe.Error, match="larger than"):
         imgpipe.Loader(str(shards), batch_size=RECORDS + 1)
+    with pytest.raises(imgpipe.Error, match="unknown option 'batchsize'"):
+        imgpipe.Loader(str(shards), batchsize=4)
+    with pytest.raises(imgpipe.Error, match="wrong type"):
+        imgpipe.Loader(str(shards), batch_size="4")
+    with pytest.raises(imgpipe.Error, match="no files|match"):
+        imgpipe.Loader(str(shards / "nothing-*.tfrecord"))
