@@ -9,11 +9,11 @@ import os
 
 from imgpipe import _imgpipe
 from imgpipe._imgpipe import (Batch, HostArray, TFRecordReader, TFRecordWriter, parse_example,
-                               serialize_example)
+                               serialize_example, tune_malloc_for_large_buffers)
 from imgpipe.errors import DataError, Error, IoError
 
 __all__ = ["Batch", "DataError", "Error", "HostArray", "IoError", "Loader", "TFRecordReader",
-           "TFRecordWriter", "parse_example", "serialize_example"]
+           "TFRecordWriter", "parse_example", "serialize_example", "tune_malloc_for_large_buffers"]
 
 # Live loaders' threads stop before the interpreter shuts down (an iterator abandoned
 # mid-epoch would otherwise keep its pipeline running into the C++ runtime's exit).

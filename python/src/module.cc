@@ -6,6 +6,7 @@
 #include "host_array.h"
 #include "loader.h"
 #include "records.h"
+#include "util/malloc_tuning.h"
 
 PYBIND11_MODULE(_imgpipe, m) {
   m.doc() = "imgpipe's C++ pipeline and record layer (import imgpipe instead)";
@@ -13,4 +14,7 @@ PYBIND11_MODULE(_imgpipe, m) {
   imgpipe::python::BindHostArray(m);
   imgpipe::python::BindRecords(m);
   imgpipe::python::BindLoader(m);
+  m.def("tune_malloc_for_large_buffers", &imgpipe::TuneMallocForLargeBuffers,
+        "Keeps large buffers on glibc malloc's heaps (util/malloc_tuning.h): call once, early; "
+        "False where the C library is not glibc.");
 }
