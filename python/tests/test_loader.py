@@ -156,8 +156,31 @@ def test_two_ranks_split_the_epoch_disjointly(shards):
     assert sorted(seen[0] + seen[1]) == list(range(RECORDS))
 
 
-def test_default_rank_without_torch_distributed(shards):
-    assert len(imgpipe.Loader(str(shards), batch_size=4, **SMALL)) == RECORDS // 4
+def test_rank_and_world_size_default_to_torch_distributed(shards, monkeypatch):
+    assert len(imgpipe.Loader(str(shards), batch_size=4, **SMALL)) == RECORDS // 4  # 0 of 1
+    dist = torch.distributed
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_rank", lambda group=None: 1)
+    monkeypatch.setattr(dist, "get_world_size", lambda group=None: 2)
+    by_default = imgpipe.Loader(str(shards), batch_size=4, preset="eval", **SMALL)
+    explicit = imgpipe.Loader(str(shards), batch_size=4, preset="eval", rank=1, world_size=2, **SMALL)
+    assert len(by_default) == RECORDS // 2 // 4
+    assert labels_of(by_default) == labels_of(explicit)
+
+
+def test_many_abandoned_iterations_leave_no_threads(shards):
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    loader = imgpipe.Loader(str(shards), batch_size=4, **SMALL)
+    for _ in range(30):
+        it = iter(loader)
+        next(it)
+        del it  # the pass is freed: its threads are joined
+    loader.close()  # the latest pass, which the loader keeps, stops too
+    gc.collect()
+    assert threads() == before
 
 
 def test_state_dict_resumes_mid_epoch_exactly(shards):
