@@ -208,6 +208,18 @@ def test_state_dict_resumes_mid_epoch_exactly(shards):
         assert labels == want_labels and np.array_equal(images, want_images)
 
 
+def test_the_same_seed_gives_the_same_batches_on_any_thread_count(shards):
+    def batches(threads):
+        loader = imgpipe.Loader(str(shards), batch_size=4, seed=3, image_size=32, threads=threads)
+        return [(np.asarray(b.labels).tolist(), np.array(b.images)) for b in loader]
+
+    one = batches(1)
+    for threads in (2, 4):
+        other = batches(threads)
+        assert [labels for labels, _ in other] == [labels for labels, _ in one]
+        assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(other, one))
+
+
 def test_a_state_from_other_options_is_refused(shards):
     loader = imgpipe.Loader(str(shards), batch_size=4, **SMALL)
     next(iter(loader))
