@@ -2,9 +2,10 @@
 
 #include <pybind11/stl.h>
 
-#include <algorithm>
+#include <chrono>
 
 #include "host_array.h"
+#include "pipeline/stats.h"
 #include "util/error.h"
 
 namespace imgpipe::python {
@@ -18,7 +19,7 @@ class LoaderPass {
  public:
   LoaderPass(const pipeline::Pipeline<Batch>& batches, const pipeline::PipelineOptions& options,
              int64_t epoch, int64_t limit, OutputLayout layout, int image_size)
-      : limit_(limit), layout_(layout), image_size_(image_size) {
+      : limit_(limit), layout_(layout), image_size_(image_size), start_(std::chrono::steady_clock::now()) {
     it_ = std::make_unique<PipelineIterator<Batch>>(batches.MakeIterator(options, static_cast<uint64_t>(epoch)));
   }
 
@@ -70,6 +71,15 @@ class LoaderPass {
     return it_->Stats();
   }
 
+  // `imgpipe bench`'s report over this pass so far: the per-stage table, then
+  // "bottleneck: ..." naming the stage that limits throughput.
+  std::string Report() {
+    const std::vector<pipeline::StageSnapshot> after = Stats();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    return pipeline::StatsTable({}, after, seconds) + "bottleneck: " +
+           pipeline::BottleneckReport({}, after, seconds) + "\n";
+  }
+
   // Stops the pipeline's threads (waiting for a Next in progress); Next then stops.
   void Close() {
     py::gil_scoped_release release;
@@ -91,6 +101,7 @@ class LoaderPass {
   const int64_t limit_;
   const OutputLayout layout_;
   const int image_size_;
+  const std::chrono::steady_clock::time_point start_;
 };
 
 namespace {
@@ -303,6 +314,10 @@ py::list Loader::Stats() {
   return stages;
 }
 
+std::string Loader::Report() {
+  return latest_ ? latest_->Report() : std::string();
+}
+
 void Loader::Close() {
   closed_ = true;
   if (latest_) latest_->Close();
@@ -379,6 +394,8 @@ void BindLoader(py::module_& m) {
       .def("_state", &Loader::State)
       .def("_load_state", &Loader::LoadState, py::arg("state"))
       .def("stats", &Loader::Stats, "Per-stage statistics of the latest pass (list of dicts).")
+      .def("report", &Loader::Report,
+           "imgpipe bench's per-stage table and bottleneck line for the latest pass so far.")
       .def("close", &Loader::Close);
 
   m.def("close_all_loaders", &CloseAllLoaders, "Stops every live pass's threads (registered with atexit).");

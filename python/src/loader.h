@@ -87,6 +87,8 @@ class Loader {
   void LoadState(const py::dict& state);
   // Per-stage statistics of the latest pass (empty before the first).
   py::list Stats();
+  // `imgpipe bench`'s table and bottleneck line for the latest pass ("" before one).
+  std::string Report();
   // Stops the latest pass's threads; Iterate then throws.
   void Close();
 

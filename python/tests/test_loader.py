@@ -257,6 +257,7 @@ def test_a_corrupt_shard_raises_data_error_or_is_skipped(shards, tmp_path):
         seen = sum(labels_of(loader), [])
         assert 3 not in seen and len(seen) == len(loader) * 4
         assert sum(stage["errors"] for stage in loader.stats()) == 1
+        assert "bottleneck: " in loader.report()
 
 
 def test_wrong_options_raise(shards):
