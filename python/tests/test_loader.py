@@ -228,6 +228,18 @@ def test_a_state_from_other_options_is_refused(shards):
         imgpipe.Loader(str(shards), batch_size=3, **SMALL).load_state_dict(state)
 
 
+def test_a_state_from_other_data_is_refused(shards, tmp_path):
+    loader = imgpipe.Loader(str(shards), batch_size=4, **SMALL)
+    next(iter(loader))
+    state = loader.state_dict()
+    fewer = tmp_path / "fewer"
+    fewer.mkdir()
+    first = sorted(shards.glob("*.tfrecord"))[0]
+    (fewer / first.name).write_bytes(first.read_bytes())
+    with pytest.raises(imgpipe.Error, match="other data"):
+        imgpipe.Loader(str(fewer), batch_size=4, **SMALL).load_state_dict(state)
+
+
 def corrupt_copy(shards, tmp_path):
     """The shards with a data byte of record 3 of the first file flipped; returns the
     folder, the corrupt file and the record's offset."""
