@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import imgpipe
-from conftest import RECORDS_PER_FILE, SHARD_FILES
+from conftest import RECORDS_PER_FILE, SHARD_FILES, shared_path
 
 RECORDS = SHARD_FILES * RECORDS_PER_FILE
 SMALL = dict(image_size=32, threads=2)
@@ -270,6 +270,19 @@ def test_a_corrupt_shard_raises_data_error_or_is_skipped(shards, tmp_path):
         assert 3 not in seen and len(seen) == len(loader) * 4
         assert sum(stage["errors"] for stage in loader.stats()) == 1
         assert "bottleneck: " in loader.report()
+
+
+def test_an_undecodable_image_raises_data_error_while_iterating(tmp_path):
+    photo = sorted(shared_path("images/hymenoptera/val").glob("*/*.jpg"))[0].read_bytes()
+    path = tmp_path / "train-00000-of-00001.tfrecord"
+    with imgpipe.TFRecordWriter(str(path)) as w:
+        offsets = [w.write(imgpipe.serialize_example(
+            {"image/encoded": b"not an image" if i == 5 else photo, "image/class/label": [i]}))
+            for i in range(8)]
+    loader = imgpipe.Loader(str(tmp_path), batch_size=2, preset="eval", error_policy="fail", **SMALL)
+    with pytest.raises(imgpipe.DataError) as e:
+        list(loader)
+    assert e.value.path == str(path) and e.value.offset == offsets[5]
 
 
 def test_wrong_options_raise(shards):
