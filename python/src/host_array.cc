@@ -5,6 +5,7 @@
 namespace imgpipe::python {
 namespace {
 
+// Bytes per element, the buffer protocol's format character and DLPack's type code.
 size_t ElementSize(ElementType type) {
   switch (type) {
     case ElementType::kUint8: return 1;

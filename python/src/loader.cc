@@ -64,6 +64,7 @@ class LoaderPass {
     return {it_->Save().Serialize(), yielded_};
   }
 
+  // The stages' statistics now (or as the pass ended).
   std::vector<pipeline::StageSnapshot> Stats() {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mu_);
@@ -111,12 +112,14 @@ namespace {
 std::mutex registry_mu;
 std::vector<std::weak_ptr<LoaderPass>> registry;  // guarded by registry_mu
 
+// Adds `pass` to the registry, dropping the entries of passes already freed.
 void RegisterPass(const std::shared_ptr<LoaderPass>& pass) {
   std::lock_guard<std::mutex> lock(registry_mu);
   std::erase_if(registry, [](const std::weak_ptr<LoaderPass>& p) { return p.expired(); });
   registry.push_back(pass);
 }
 
+// Closes every live pass (their threads are joined); the registry is left empty.
 void CloseAllLoaders() {
   std::vector<std::shared_ptr<LoaderPass>> live;
   {
@@ -181,6 +184,7 @@ int64_t BatchesPerEpoch(const LoaderData& data, const LoaderOptions& o) {
   return n;
 }
 
+// The pipeline-wide options (tf.data's Options) of these loader options.
 pipeline::PipelineOptions PipelineOptionsOf(const LoaderOptions& o) {
   pipeline::PipelineOptions options;
   options.deterministic = o.deterministic;
@@ -199,6 +203,7 @@ py::dict DefaultOptions() {
   return d;
 }
 
+// One stage's statistics as `imgpipe bench --json` names them (times in seconds).
 py::dict StageDict(const pipeline::StageSnapshot& s) {
   py::dict d;
   d["name"] = s.name;
@@ -325,6 +330,7 @@ void Loader::Close() {
 
 namespace {
 
+// The batch's pixels in its layout's shape; Error when the samples' size disagrees.
 HostArray ImagesOf(const LoaderBatch& b) {
   const auto n = static_cast<int64_t>(b.batch->size);
   const int64_t s = b.image_size;
@@ -337,6 +343,7 @@ HostArray ImagesOf(const LoaderBatch& b) {
   return HostArray(b.batch, b.batch->data.data(), ElementType::kFloat32, {n, 3, s, s});
 }
 
+// The batch's labels, one int64 per sample.
 HostArray LabelsOf(const LoaderBatch& b) {
   return HostArray(b.batch, b.batch->labels.data(), ElementType::kInt64,
                    {static_cast<int64_t>(b.batch->labels.size())});
