@@ -19,7 +19,8 @@ class LoaderPass {
  public:
   LoaderPass(const pipeline::Pipeline<Batch>& batches, const pipeline::PipelineOptions& options,
              int64_t epoch, int64_t limit, OutputLayout layout, int image_size)
-      : limit_(limit), layout_(layout), image_size_(image_size), start_(std::chrono::steady_clock::now()) {
+      : epoch_(epoch), limit_(limit), layout_(layout), image_size_(image_size),
+        start_(std::chrono::steady_clock::now()) {
     it_ = std::make_unique<PipelineIterator<Batch>>(batches.MakeIterator(options, static_cast<uint64_t>(epoch)));
   }
 
@@ -55,6 +56,8 @@ class LoaderPass {
     if (!batch) throw py::stop_iteration();
     return LoaderBatch{std::make_shared<Batch>(std::move(*batch)), layout_, image_size_};
   }
+
+  int64_t epoch() const { return epoch_; }
 
   // The pipeline's state (empty once the pass is over) and batches yielded so far.
   std::pair<std::optional<std::string>, int64_t> Save() {
@@ -99,6 +102,7 @@ class LoaderPass {
   std::unique_ptr<PipelineIterator<Batch>> it_;  // guarded by mu_; null once over
   int64_t yielded_ = 0;                          // guarded by mu_
   std::vector<pipeline::StageSnapshot> stats_at_end_;  // guarded by mu_
+  const int64_t epoch_;
   const int64_t limit_;
   const OutputLayout layout_;
   const int image_size_;
@@ -271,8 +275,8 @@ py::dict Loader::State() {
   state["epoch"] = epoch_;
   state["batches"] = 0;
   state["pipeline"] = py::none();
-  if (const auto& pass = latest_) {
-    auto [pipeline_state, batches] = pass->Save();
+  if (latest_ && latest_->epoch() == epoch_) {  // else epoch_ has not started yet
+    auto [pipeline_state, batches] = latest_->Save();
     state["batches"] = batches;
     if (pipeline_state) state["pipeline"] = py::bytes(*pipeline_state);
   }
@@ -282,7 +286,10 @@ py::dict Loader::State() {
 }
 
 void Loader::LoadState(const py::dict& state) {
-  if (!state.contains("version") || state["version"].cast<int>() != 1) {
+  for (const char* key : {"version", "epoch", "batches", "options", "data", "pipeline"}) {
+    if (!state.contains(key)) throw Error(std::string("Loader.load_state_dict: the state has no '") + key + "'");
+  }
+  if (state["version"].cast<int>() != 1) {
     throw Error("Loader.load_state_dict: not a state of this Loader version (version 1 expected)");
   }
   const py::dict saved = state["options"].cast<py::dict>();

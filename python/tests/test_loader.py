@@ -220,12 +220,26 @@ def test_the_same_seed_gives_the_same_batches_on_any_thread_count(shards):
         assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(other, one))
 
 
+def test_a_state_taken_after_set_epoch_starts_that_epoch(shards):
+    loader = imgpipe.Loader(str(shards), batch_size=4, **SMALL)
+    list(loader)
+    assert loader.state_dict()["batches"] == len(loader)  # epoch 0 is over
+    loader.set_epoch(1)
+    state = loader.state_dict()
+    assert (state["epoch"], state["batches"], state["pipeline"]) == (1, 0, None)
+    resumed = imgpipe.Loader(str(shards), batch_size=4, **SMALL)
+    resumed.load_state_dict(state)
+    assert resumed.epoch == 1 and len(list(resumed)) == len(loader)
+
+
 def test_a_state_from_other_options_is_refused(shards):
     loader = imgpipe.Loader(str(shards), batch_size=4, **SMALL)
     next(iter(loader))
     state = loader.state_dict()
     with pytest.raises(imgpipe.Error, match="batch_size=4"):
         imgpipe.Loader(str(shards), batch_size=3, **SMALL).load_state_dict(state)
+    with pytest.raises(imgpipe.Error, match="no 'data'"):
+        loader.load_state_dict({k: v for k, v in state.items() if k != "data"})
 
 
 def test_a_state_from_other_data_is_refused(shards, tmp_path):
