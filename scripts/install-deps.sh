@@ -3,7 +3,8 @@
 # are already installed are left alone, and apt-get runs only when something is missing.
 #   scripts/install-deps.sh          what `make test` and `make demo` need (libtorch for
 #                                    training; Python's torch and torchvision, which tests
-#                                    compare against)
+#                                    compare against; pybind11 and pytest for the Python
+#                                    package in python/)
 #   scripts/install-deps.sh --bench  the same (kept for bench/compare_torch.py's docs)
 set -euo pipefail
 
@@ -16,6 +17,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   libtorch-dev libgloo-dev libgoogle-perftools-dev python3-torch python3-torchvision
+  pybind11-dev python3-pybind11 python3-pytest
 )
 
 missing=()

@@ -108,6 +108,24 @@ void CheckSize(int size, const char* what) {
 
 }  // namespace
 
+const char* OutputLayoutName(OutputLayout layout) {
+  return layout == OutputLayout::kUint8Nhwc ? "uint8" : "float32";
+}
+
+OutputLayout ParseOutputLayout(const std::string& name) {
+  if (name == "float32") return OutputLayout::kFloat32Nchw;
+  if (name == "uint8") return OutputLayout::kUint8Nhwc;
+  throw Error("unknown output layout '" + name + "': use float32 (normalised NCHW) or uint8 (NHWC)");
+}
+
+EvalPreset EvalPresetForCrop(int crop_size, OutputLayout layout) {
+  EvalPreset preset;
+  preset.crop_size = crop_size;
+  preset.resize_size = crop_size * 256 / 224;
+  preset.layout = layout;
+  return preset;
+}
+
 size_t OutputBytes(OutputLayout layout, int size) {
   const size_t samples = static_cast<size_t>(size) * size * 3;
   return layout == OutputLayout::kUint8Nhwc ? samples : samples * sizeof(float);

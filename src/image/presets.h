@@ -36,6 +36,14 @@ struct EvalPreset {
   bool use_region_decode = true;
 };
 
+// "float32" or "uint8" (the --layout names); Parse throws Error for any other name.
+const char* OutputLayoutName(OutputLayout layout);
+OutputLayout ParseOutputLayout(const std::string& name);
+
+// The eval preset with `crop_size` outputs: the short side resized to
+// crop_size * 256 / 224 (ImageNet's ratio), then the centre crop.
+EvalPreset EvalPresetForCrop(int crop_size, OutputLayout layout);
+
 // Bytes one output image takes in `layout` at size x size.
 size_t OutputBytes(OutputLayout layout, int size);
 

@@ -53,6 +53,18 @@ TEST(PresetsTest, OutputBytes) {
 // Region decode gives what full decode + crop + resize gives: the same bytes when the
 // window decodes at scale 1 (the region decoder is exact), and within a small mean
 // difference when DCT scaling replaces part of the shrinking.
+TEST(PresetsTest, LayoutNamesAndEvalPresetForCrop) {
+  for (OutputLayout layout : {OutputLayout::kFloat32Nchw, OutputLayout::kUint8Nhwc}) {
+    EXPECT_EQ(ParseOutputLayout(OutputLayoutName(layout)), layout);
+  }
+  EXPECT_THROW(ParseOutputLayout("float16"), Error);
+  EvalPreset preset = EvalPresetForCrop(224, OutputLayout::kUint8Nhwc);
+  EXPECT_EQ(preset.crop_size, 224);
+  EXPECT_EQ(preset.resize_size, 256);
+  EXPECT_EQ(preset.layout, OutputLayout::kUint8Nhwc);
+  EXPECT_EQ(EvalPresetForCrop(112, OutputLayout::kFloat32Nchw).resize_size, 128);
+}
+
 TEST(PresetsTest, TrainRegionDecodeMatchesFullDecode) {
   TrainPreset region, full;
   full.use_region_decode = false;

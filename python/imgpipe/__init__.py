@@ -1,0 +1,72 @@
+"""imgpipe in Python: the C++ input pipeline and TFRecord layer (see the README's
+Python section). The work is the C++ library's, bound by the _imgpipe extension; this
+file gathers the names and adds what belongs to Python (torch.distributed defaults,
+JSON-ready state, context managers, closing loaders at exit)."""
+
+import atexit
+import base64
+import os
+
+from imgpipe import _imgpipe
+from imgpipe._imgpipe import (Batch, HostArray, TFRecordReader, TFRecordWriter, parse_example,
+                               serialize_example, tune_malloc_for_large_buffers)
+from imgpipe.errors import DataError, Error, IoError
+
+__all__ = ["Batch", "DataError", "Error", "HostArray", "IoError", "Loader", "TFRecordReader",
+           "TFRecordWriter", "parse_example", "serialize_example", "tune_malloc_for_large_buffers"]
+
+# Live loaders' threads stop before the interpreter shuts down (an iterator abandoned
+# mid-epoch would otherwise keep its pipeline running into the C++ runtime's exit).
+atexit.register(_imgpipe.close_all_loaders)
+
+
+def _distributed_rank_and_size():
+    """(rank, world_size) of torch.distributed when it is initialised, else (0, 1)."""
+    import sys
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+class Loader(_imgpipe.Loader):
+    """The C++ image pipeline as an iterable of batches (batch.images, batch.labels).
+
+    Loader(data, batch_size=..., preset="train"|"eval", image_size=..., layout="float32"|
+    "uint8", seed=..., deterministic=..., shuffle_buffer=..., threads=..., rank=None,
+    world_size=None, last_batch="drop"); the defaults are the C++ pipeline's. `data` is
+    a folder of TFRecord shards, an image folder (class sub-folders), a file, a glob
+    pattern, or a list of files/patterns. rank/world_size default to torch.distributed's
+    when it is initialised, else 0/1. len(loader) is the exact number of batches every
+    rank yields per epoch."""
+
+    def __init__(self, data, *, rank=None, world_size=None, **options):
+        default_rank, default_size = _distributed_rank_and_size()
+        patterns = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [os.fspath(d) for d in data]
+        super().__init__(patterns,
+                         rank=default_rank if rank is None else rank,
+                         world_size=default_size if world_size is None else world_size,
+                         **options)
+
+    def state_dict(self):
+        """The position of the latest pass as a JSON-serialisable dict: epoch, batches
+        yielded, the options and a fingerprint of the data, the pipeline's state."""
+        state = self._state()
+        if state["pipeline"] is not None:
+            state["pipeline"] = base64.b64encode(state["pipeline"]).decode("ascii")
+        return state
+
+    def load_state_dict(self, state):
+        """Continues from `state` at the next iteration; raises imgpipe.Error naming
+        the option (or the data) that differs when `state` came from another loader."""
+        state = dict(state)
+        if state.get("pipeline") is not None:
+            state["pipeline"] = base64.b64decode(state["pipeline"])
+        self._load_state(state)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
