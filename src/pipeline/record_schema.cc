@@ -36,7 +36,7 @@ ImageView ViewImage(const Features& features, const RecordSchema& schema,
   if (!stored) return view;
   view.label = *stored - schema.label_offset;
   if (schema.num_classes > 0 && (view.label < 0 || view.label >= schema.num_classes)) {
-    throw Error(path + ": offset " + std::to_string(offset) + ": label " +
+    throw LabelOutOfRange(path + ": offset " + std::to_string(offset) + ": label " +
                 std::to_string(*stored) + " (" + schema.label_key + ", label offset " +
                 std::to_string(schema.label_offset) + ") is outside the " +
                 std::to_string(schema.num_classes) + " classes [0, " +

@@ -9,6 +9,7 @@
 
 #include "record/example.h"
 #include "record/image_feature_keys.h"
+#include "util/error.h"
 
 namespace imgpipe::pipeline {
 
@@ -20,6 +21,13 @@ struct RecordSchema {
   bool operator==(const RecordSchema&) const = default;
 };
 
+// A stored label outside the data set's classes: an Error, not a DataError, so that it
+// is never skipped as a bad element (a wrong label means a wrong data set or offset).
+class LabelOutOfRange : public Error {
+ public:
+  using Error::Error;
+};
+
 // The encoded image and class index of a record, viewed in `features`.
 struct ImageView {
   std::string_view bytes;
@@ -27,9 +35,8 @@ struct ImageView {
 };
 
 // The image and label of `features` under `schema`. Throws DataError(path, offset)
-// naming the key when the image feature is missing or not bytes, and Error naming
-// path, offset and label when the class index is outside [0, num_classes): a wrong
-// label is a wrong data set, never a record to skip.
+// naming the key when the image feature is missing or not bytes, and LabelOutOfRange
+// naming path, offset and label when the class index is outside [0, num_classes).
 ImageView ViewImage(const Features& features, const RecordSchema& schema,
                     const std::string& path, uint64_t offset);
 

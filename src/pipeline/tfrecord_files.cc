@@ -31,7 +31,7 @@ std::string StemOf(const std::string& name) {
 bool HasTfRecordName(const std::string& name) {
   if (IsNeverShard(name)) return false;
   static const std::regex tensorflow_names(
-      R"(.*\.tfrecords?(-\d+-of-\d+)?(\.gz)?|[A-Za-z0-9_.]+-\d{5}-of-\d{5}(\.gz)?)");
+      R"(.*\.tfrecords?(-\d+-of-\d+)?(\.gz)?|[A-Za-z0-9_.-]+-\d{5}-of-\d{5}(\.gz)?)");
   return std::regex_match(name, tensorflow_names);
 }
 
