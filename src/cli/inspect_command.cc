@@ -122,9 +122,10 @@ nlohmann::json SourceJson(const pipeline::DataSource& s) {
 }
 
 // The TFRecord files to inspect for argument `arg`: itself, or a data folder's shards
-// after printing what the folder is.
+// after printing what the folder is (a folder named like a shard is reported as a bad
+// file).
 std::vector<std::string> FilesOfArgument(const std::string& arg, const InspectFlags& flags) {
-  if (!IsDirectory(arg)) return {arg};
+  if (!IsDirectory(arg) || pipeline::HasTfRecordName(BaseName(arg))) return {arg};
   const pipeline::DataSource source = pipeline::ResolveDataSource(arg, flags.source);
   if (flags.json) {
     std::printf("%s\n", SourceJson(source).dump().c_str());

@@ -35,15 +35,23 @@ bool HasSubFolder(const std::string& dir) {
   return false;
 }
 
+// Reader options that pass over corrupt records (counted, logged) instead of throwing.
+TfRecordReaderOptions SkippingReader() {
+  TfRecordReaderOptions options;
+  options.policy = ErrorPolicy::kSkip;
+  return options;
+}
+
 // The first record of the first file that has one, parsed; its path and offset.
 struct FirstRecord {
   Example example;
   std::string path;
   uint64_t offset = 0;
 };
+// Corrupt records are passed over here (the pipeline meets them under its own policy).
 FirstRecord ReadFirstRecord(const std::vector<TfRecordFile>& files) {
   for (const TfRecordFile& file : files) {
-    TfRecordReader reader(file.path);
+    TfRecordReader reader(file.path, SkippingReader());
     std::string data;
     if (!reader.Next(&data)) continue;
     return {ParseExample(data, file.path, reader.record_offset()), file.path, reader.record_offset()};
@@ -107,16 +115,18 @@ struct LabelScan {
   std::map<int64_t, std::string> synset;  // stored label -> image/class/synset
 };
 
-// Reads up to kScanRecords records, the first ones of each file in turn.
+// Reads up to kScanRecords records, the first ones of each file in turn, passing over
+// corrupt ones.
 LabelScan ScanLabels(const std::vector<TfRecordFile>& files, const std::string& label_key) {
   LabelScan scan;
   const int64_t per_file = std::max<int64_t>(1, kScanRecords / static_cast<int64_t>(files.size()));
   for (const TfRecordFile& file : files) {
     if (scan.records >= kScanRecords) break;
-    TfRecordReader reader(file.path);
+    TfRecordReader reader(file.path, SkippingReader());
     std::string data;
     for (int64_t n = 0; n < per_file && reader.Next(&data); ++n, ++scan.records) {
-      Example example = ParseExample(data, file.path, reader.record_offset());
+      Example example;
+      if (!example.ParseFromString(data)) continue;  // a bad record, met again in the pipeline
       auto label = GetInt64Feature(example.features(), label_key);
       if (!label) continue;
       scan.min = scan.max < scan.min ? *label : std::min(scan.min, *label);
@@ -283,8 +293,14 @@ std::vector<std::string> DataSource::Paths(const std::string& split) const {
 
 std::string DataSource::Describe() const {
   std::ostringstream out;
-  out << "data " << data << ": layout " << LayoutName(layout);
-  if (layout == DataLayout::kImageFolder) return out.str() + " (one sub-folder per class)";
+  static const std::map<DataLayout, const char*> made_by = {
+      {DataLayout::kImgpipe, "imgpipe convert"},
+      {DataLayout::kTfSlim, "TF-slim / build_imagenet_data.py"},
+      {DataLayout::kTfds, "TensorFlow Datasets"},
+      {DataLayout::kTfRecord, "tf.train.Example records of another writer"},
+      {DataLayout::kImageFolder, "one sub-folder per class"}};
+  out << "data " << data << ": layout " << LayoutName(layout) << " (" << made_by.at(layout) << ")";
+  if (layout == DataLayout::kImageFolder) return out.str();
   std::map<std::string, int> per_split;
   for (const TfRecordFile& f : files) per_split[f.split.empty() ? "unsplit" : f.split]++;
   out << ", " << files.size() << " TFRecord file(s):";
