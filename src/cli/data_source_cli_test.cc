@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <set>
 #include <tuple>
 
 #include "cli/cli_test_util.h"
@@ -83,6 +84,18 @@ TEST(DataSourceCliTest, TrainAndExtractWorkOnBothLayouts) {
     EXPECT_EQ(nlohmann::json::parse(extract.out)["failures"], 0);
     EXPECT_EQ(ReadInt64Npy(JoinPath(dir, "features/labels-00000.npy")), c.labels) << c.layout;
   }
+}
+
+TEST(DataSourceCliTest, ClassifyTakesClassNamesFromADataFolder) {
+  const std::string dir = FreshDir("classify_names");
+  ASSERT_EQ(RunImgpipe(TinyTraining(kTfds, dir)).status, 0);
+  const std::string image = std::string(IMGPIPE_TESTDATA_DIR) + "/images/hymenoptera/val/bees/10870992_eebeeb3a12.jpg";
+  Result r = RunImgpipe({"classify", "--model", JoinPath(dir, "last.pt"), "--labels", kSlim,
+                         "--image-size", "32", "--json", image});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::set<std::string> labels;
+  for (const nlohmann::json& c : nlohmann::json::parse(r.out)["top"]) labels.insert(c["label"]);
+  EXPECT_EQ(labels, (std::set<std::string>{"ant, emmet, pismire", "bee"}));  // image/class/text
 }
 
 TEST(DataSourceCliTest, AWrongImageKeyListsTheKeysAndFlags) {

@@ -190,8 +190,9 @@ void ClassNamesFromFolder(const std::string& dir, const std::string& label_key, 
   s->class_names_from = "dataset_info.json";
 }
 
-// The label offset: the option's, else 1 for TF-slim's labels (1..K, no 0 seen, with
-// image/class/text or synset, not imgpipe's layout), else 0.
+// The label offset: the option's, else 1 for TF-slim's labels (no 0 seen, with
+// image/class/text or synset, not imgpipe's layout; with a class-names file of K names,
+// label K seen), else 0.
 void ChooseLabelOffset(const DataSourceOptions& options, const LabelScan& scan, DataSource* s) {
   if (options.label_offset) {
     s->schema.label_offset = *options.label_offset;
@@ -200,7 +201,7 @@ void ChooseLabelOffset(const DataSourceOptions& options, const LabelScan& scan, 
   }
   const int64_t known = static_cast<int64_t>(s->class_names.size());
   if (s->layout != DataLayout::kImgpipe && scan.has_text && scan.max >= scan.min &&
-      scan.min >= 1 && (known == 0 || scan.max <= known)) {
+      scan.min >= 1 && (known == 0 || scan.max == known)) {
     s->schema.label_offset = 1;
     s->label_offset_reason =
         "TF-slim's 1-based labels (1..K with image/class/text or synset, no 0: 0 is "

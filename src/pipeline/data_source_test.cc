@@ -59,6 +59,20 @@ TEST(DataSourceTest, TfSlimShardsAreRecognisedAndTheirLabelsShifted) {
   EXPECT_THAT(s.Describe(), HasSubstr("TF-slim's 1-based labels"));
 }
 
+TEST(DataSourceTest, TfSlimShardsWithAHandWrittenLabelsFileAreStillShifted) {
+  const std::string dir = CopyFolder(kSlim);
+  WriteFileAtomic(JoinPath(dir, "labels.txt"), "ant\nbee\n");
+  DataSource s = ResolveDataSource(dir);
+  EXPECT_EQ(s.schema.label_offset, 1);  // labels 1..2 of 2 names
+  EXPECT_THAT(s.class_names, ElementsAre("ant", "bee"));
+  EXPECT_EQ(s.class_names_from, "labels.txt");
+  // Three names (with TF-slim's "background" at 0): labels 1..2 are 0-based indices.
+  WriteFileAtomic(JoinPath(dir, "labels.txt"), "background\nant\nbee\n");
+  s = ResolveDataSource(dir);
+  EXPECT_EQ(s.schema.label_offset, 0);
+  EXPECT_EQ(s.schema.num_classes, 3);
+}
+
 TEST(DataSourceTest, TfdsShardsUseTheirKeysAndLabelsFile) {
   DataSource s = ResolveDataSource(kTfds);
   EXPECT_EQ(s.layout, DataLayout::kTfds);
