@@ -94,8 +94,9 @@ TEST(DataSourceCliTest, ClassifyTakesClassNamesFromADataFolder) {
                          "--image-size", "32", "--json", image});
   ASSERT_EQ(r.status, 0) << r.err;
   std::set<std::string> labels;
-  for (const nlohmann::json& c : nlohmann::json::parse(r.out)["top"]) labels.insert(c["label"]);
-  EXPECT_EQ(labels, (std::set<std::string>{"ant, emmet, pismire", "bee"}));  // image/class/text
+  const nlohmann::json out = nlohmann::json::parse(r.out);
+  for (const nlohmann::json& c : out["top"]) labels.insert(c["label"].get<std::string>());
+  EXPECT_EQ(labels, (std::set<std::string>{"ant, emmet, pismire", "bee"})) << r.out;  // image/class/text
 }
 
 TEST(DataSourceCliTest, AWrongImageKeyListsTheKeysAndFlags) {

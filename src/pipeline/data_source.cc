@@ -27,12 +27,26 @@ std::vector<TfRecordFile> ListSourceFiles(const std::string& data) {
   return files;
 }
 
-// Whether `dir` has a sub-folder (an image folder's classes).
-bool HasSubFolder(const std::string& dir) {
+// The sub-folders of `dir` (an image folder's classes), hidden ones left out.
+std::vector<std::string> SubFolders(const std::string& dir) {
+  std::vector<std::string> folders;
   for (const std::string& name : ListDirectory(dir)) {
-    if (name[0] != '.' && IsDirectory(JoinPath(dir, name))) return true;
+    if (name[0] != '.' && IsDirectory(JoinPath(dir, name))) folders.push_back(JoinPath(dir, name));
   }
-  return false;
+  return folders;
+}
+
+// Throws Error when a sub-folder of `dir` holds files with TFRecord names (TFDS keeps
+// its shards in NAME/VERSION/), naming it: --data should point there.
+void CheckNoNestedShards(const std::string& dir, const std::vector<std::string>& sub_folders) {
+  for (const std::string& folder : sub_folders) {
+    for (const std::string& name : ListDirectory(folder)) {
+      if (HasTfRecordName(name)) {
+        throw Error(dir + ": no TFRecord files here, but " + folder + " has some (" + name +
+                    "); pass --data " + folder);
+      }
+    }
+  }
 }
 
 // Reader options that pass over corrupt records (counted, logged) instead of throwing.
@@ -246,7 +260,10 @@ DataSource ResolveDataSource(const std::string& data, const DataSourceOptions& o
   // 1. The files; a folder without any is an image folder.
   s.files = ListSourceFiles(data);
   if (s.files.empty()) {
-    if (IsDirectory(data) && HasSubFolder(data)) {
+    const std::vector<std::string> sub_folders = IsDirectory(data) ? SubFolders(data)
+                                                                   : std::vector<std::string>{};
+    if (!sub_folders.empty()) {
+      CheckNoNestedShards(data, sub_folders);
       s.layout = DataLayout::kImageFolder;
       return s;
     }

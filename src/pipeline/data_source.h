@@ -61,7 +61,8 @@ struct DataSource {
 };
 
 // Resolves `data`: a folder (TFRecord files found by FindTfRecordFiles, else an image
-// folder of class sub-folders), a TFRecord file or a glob pattern of them. Reads the
+// folder of class sub-folders, unless a sub-folder holds shards: then an Error names
+// it), a TFRecord file or a glob pattern of them. Reads the
 // first record for the keys and up to ~2048 records (spread over the files) for the
 // label range and the records' class names. Throws Error when there is nothing to read,
 // or no image key (message lists the keys found and names --image-key/--label-key).

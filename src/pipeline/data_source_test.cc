@@ -171,6 +171,11 @@ TEST(DataSourceTest, ImageKeyIsFoundByContentAndLabelByName) {
 TEST(DataSourceTest, FoldersWithoutShardsAreImageFoldersOrErrors) {
   EXPECT_EQ(ResolveDataSource(std::string(IMGPIPE_TESTDATA_DIR) + "/images/photos-by-class").layout,
             DataLayout::kImageFolder);
+  const std::string tfds_root = TestTempPath("tfds_root");  // NAME/VERSION/ of TFDS
+  MakeDirectories(tfds_root);
+  std::filesystem::copy(kTfds, JoinPath(tfds_root, "1.0.0"));
+  EXPECT_THAT([&] { ResolveDataSource(tfds_root); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("pass --data " + JoinPath(tfds_root, "1.0.0"))));
   const std::string empty = TestTempPath("empty");
   MakeDirectories(empty);
   EXPECT_THAT([&] { ResolveDataSource(empty); },
