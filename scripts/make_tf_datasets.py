@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Writes TFRecord shards the way TensorFlow's own tools lay them out, for imgpipe's tests.
 
-Not with imgpipe's writer: tf.train.Example is built here from its .proto definition
-(types made at run time with protobuf's descriptor pool), and the TFRecord framing
-(length, masked CRC32C of the length, data, masked CRC32C of the data) is written here.
+Not with imgpipe's writer: tf.train.Example is a message class built at run time from a
+descriptor with TensorFlow's field numbers (protobuf's descriptor pool, shared with
+src/record/testdata_check_example.py), and the TFRecord framing (length, masked CRC32C
+of the length, data, masked CRC32C of the data) is written here in Python.
 
   make_tf_datasets.py IMAGES_DIR OUT_DIR [--per-class N]
 
@@ -18,82 +19,14 @@ import argparse
 import json
 import os
 import struct
+import sys
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-# tensorflow/core/example/{example,feature}.proto, the messages Example needs.
-FEATURE_FIELDS = {
-    "BytesList": [("value", 1, "bytes", True)],
-    "FloatList": [("value", 1, "float", True)],
-    "Int64List": [("value", 1, "int64", True)],
-}
-
-
-def example_class():
-    """The tensorflow.Example message class, built from a FileDescriptorProto."""
-    f = descriptor_pb2.FileDescriptorProto(name="imgpipe_test_example.proto",
-                                           package="tensorflow", syntax="proto3")
-    T = descriptor_pb2.FieldDescriptorProto
-    types = {"bytes": T.TYPE_BYTES, "float": T.TYPE_FLOAT, "int64": T.TYPE_INT64}
-    for name, fields in FEATURE_FIELDS.items():
-        m = f.message_type.add(name=name)
-        for fname, number, kind, repeated in fields:
-            fld = m.field.add(name=fname, number=number, type=types[kind], label=T.LABEL_REPEATED)
-            if kind != "bytes":
-                fld.options.packed = True
-    feature = f.message_type.add(name="Feature")
-    feature.oneof_decl.add(name="kind")
-    for i, name in enumerate(["bytes_list", "float_list", "int64_list"], start=1):
-        type_name = ".tensorflow." + {"bytes_list": "BytesList", "float_list": "FloatList",
-                                      "int64_list": "Int64List"}[name]
-        feature.field.add(name=name, number=i, type=T.TYPE_MESSAGE, type_name=type_name,
-                          label=T.LABEL_OPTIONAL, oneof_index=0)
-    features = f.message_type.add(name="Features")
-    entry = features.nested_type.add(name="FeatureEntry")
-    entry.options.map_entry = True
-    entry.field.add(name="key", number=1, type=T.TYPE_STRING, label=T.LABEL_OPTIONAL)
-    entry.field.add(name="value", number=2, type=T.TYPE_MESSAGE, type_name=".tensorflow.Feature",
-                    label=T.LABEL_OPTIONAL)
-    features.field.add(name="feature", number=1, type=T.TYPE_MESSAGE,
-                       type_name=".tensorflow.Features.FeatureEntry", label=T.LABEL_REPEATED)
-    example = f.message_type.add(name="Example")
-    example.field.add(name="features", number=1, type=T.TYPE_MESSAGE,
-                      type_name=".tensorflow.Features", label=T.LABEL_OPTIONAL)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(f)
-    descriptor = pool.FindMessageTypeByName("tensorflow.Example")
-    if hasattr(message_factory, "GetMessageClass"):
-        return message_factory.GetMessageClass(descriptor)
-    return message_factory.MessageFactory(pool).GetPrototype(descriptor)
-
+# The Example message class built from a descriptor with TensorFlow's field numbers, and
+# the pure-Python masked CRC32C, of the reference decoder the record tests use.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "record"))
+from testdata_check_example import example_class, masked_crc32c  # noqa: E402
 
 Example = example_class()
-
-
-def _crc32c_table():
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    table = CRC_TABLE
-    for b in data:
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked_crc(data):
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def write_tfrecord(path, records):
@@ -101,8 +34,8 @@ def write_tfrecord(path, records):
     with open(path, "wb") as f:
         for data in records:
             length = struct.pack("<Q", len(data))
-            f.write(length + struct.pack("<I", masked_crc(length)) + data +
-                    struct.pack("<I", masked_crc(data)))
+            f.write(length + struct.pack("<I", masked_crc32c(length)) + data +
+                    struct.pack("<I", masked_crc32c(data)))
 
 
 def example(features):
