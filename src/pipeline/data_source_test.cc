@@ -192,6 +192,11 @@ TEST(DataSourceTest, ALabelOutsideTheClassesNamesFileOffsetAndLabel) {
                   HasSubstr("f.tfrecord: offset 120: label 5 (label, label offset 1) is outside")));
   schema.num_classes = 5;
   EXPECT_EQ(ViewImage(e.features(), schema, "f.tfrecord", 120).label, 4);
+  schema.label_key = "image/class/label";  // labelled data without that label
+  EXPECT_THAT([&] { ViewImage(e.features(), schema, "f.tfrecord", 120); },
+              ::testing::ThrowsMessage<DataError>(HasSubstr("no int64 feature image/class/label")));
+  schema.num_classes = 0;  // unlabelled use (extract without classes): label -1
+  EXPECT_EQ(ViewImage(e.features(), schema, "f.tfrecord", 120).label, -1);
   schema.image_key = "image/encoded";
   EXPECT_THROW(ViewImage(e.features(), schema, "f.tfrecord", 120), DataError);
 }

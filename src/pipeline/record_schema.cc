@@ -33,6 +33,9 @@ ImageView ViewImage(const Features& features, const RecordSchema& schema,
   ImageView view{*bytes, -1};
   if (schema.label_key.empty()) return view;
   auto stored = GetInt64Feature(features, schema.label_key);
+  if (!stored && schema.num_classes > 0) {
+    throw DataError(path, offset, "record has no int64 feature " + schema.label_key);
+  }
   if (!stored) return view;
   view.label = *stored - schema.label_offset;
   if (schema.num_classes > 0 && (view.label < 0 || view.label >= schema.num_classes)) {

@@ -35,7 +35,8 @@ struct ImageView {
 };
 
 // The image and label of `features` under `schema`. Throws DataError(path, offset)
-// naming the key when the image feature is missing or not bytes, and LabelOutOfRange
+// naming the key when the image feature is missing or not bytes (or the label, when
+// num_classes > 0: labelled data), and LabelOutOfRange
 // naming path, offset and label when the class index is outside [0, num_classes).
 ImageView ViewImage(const Features& features, const RecordSchema& schema,
                     const std::string& path, uint64_t offset);
