@@ -62,16 +62,24 @@ struct FirstRecord {
   std::string path;
   uint64_t offset = 0;
 };
-// Corrupt records are passed over here (the pipeline meets them under its own policy).
+// Corrupt records are passed over here (the pipeline meets them under its own policy);
+// when no file has a good record, throws Error naming the first corrupt one (or saying
+// that the files are empty).
 FirstRecord ReadFirstRecord(const std::vector<TfRecordFile>& files) {
+  std::string first_corrupt;
   for (const TfRecordFile& file : files) {
     TfRecordReader reader(file.path, SkippingReader());
     std::string data;
-    if (!reader.Next(&data)) continue;
-    return {ParseExample(data, file.path, reader.record_offset()), file.path, reader.record_offset()};
+    if (reader.Next(&data)) {
+      return {ParseExample(data, file.path, reader.record_offset()), file.path, reader.record_offset()};
+    }
+    if (first_corrupt.empty() && !reader.stats().errors.empty()) {
+      const CorruptRecord& bad = reader.stats().errors.front();
+      first_corrupt = file.path + ": offset " + std::to_string(bad.offset) + ": " + bad.reason + "; ";
+    }
   }
-  throw Error(files.front().path + ": no records in any of the " + std::to_string(files.size()) +
-              " TFRecord file(s)");
+  throw Error(first_corrupt + "no good record in any of the " + std::to_string(files.size()) +
+              " TFRecord file(s) of " + (files.size() == 1 ? files[0].path : DirName(files[0].path)));
 }
 
 // The image and label keys: the options' when set (checked against the first record),

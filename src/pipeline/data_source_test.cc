@@ -176,6 +176,14 @@ TEST(DataSourceTest, FoldersWithoutShardsAreImageFoldersOrErrors) {
   std::filesystem::copy(kTfds, JoinPath(tfds_root, "1.0.0"));
   EXPECT_THAT([&] { ResolveDataSource(tfds_root); },
               ::testing::ThrowsMessage<Error>(HasSubstr("pass --data " + JoinPath(tfds_root, "1.0.0"))));
+  const std::string corrupt = TestTempPath("corrupt");
+  MakeDirectories(corrupt);
+  WriteFileAtomic(JoinPath(corrupt, "train-00000-of-00002.tfrecord"), std::string(200, 'Z'));
+  WriteFileAtomic(JoinPath(corrupt, "train-00001-of-00002.tfrecord"), "");
+  EXPECT_THAT([&] { ResolveDataSource(corrupt); },
+              ::testing::ThrowsMessage<Error>(
+                  AllOf(HasSubstr(corrupt + "/train-00000-of-00002.tfrecord: offset 0: "),
+                        HasSubstr("no good record in any of the 2 TFRecord file(s)"))));
   const std::string empty = TestTempPath("empty");
   MakeDirectories(empty);
   EXPECT_THAT([&] { ResolveDataSource(empty); },
