@@ -20,9 +20,10 @@ for f in "$testdata"/tfevents/*/*/events.out.tfevents.*; do
   cp "$f" "$out/tfrecord_reader_fuzzer/tfevents-$((i++))"
 done
 
-# 2. Images: every JPEG chroma subsampling, a PNG, the bad images, then tiny ones.
+# 2. Images: every JPEG chroma subsampling, a PNG, a GIF, the bad images, then tiny ones.
 cp "$testdata"/images/mixed-formats/0/*.jpg "$out/image_decode_fuzzer/"
 cp "$testdata/images/mixed-formats/1/auto-union-3579207_640.png" \
+   "$testdata/images/hymenoptera/train/ants/imageNotFound.gif" \
    "$testdata/bad-images/testimgari.jpg" "$testdata/bad-images/monkey12.jpg" \
    "$testdata/bad-images/jpeg-lossless/0/cat-3449999_640_grayscale_8bit.jpg" \
    "$out/image_decode_fuzzer/"
@@ -67,7 +68,7 @@ write("manifest_fuzzer", "jsonl", b'\1{"path": "a.jpg", "label": "cat"}\n\n{"pat
 write("manifest_fuzzer", "jsonl-integers", b'\1{"label": 0, "path": "x/y.jpg"}\n{"path":"z","label":1}')
 
 # Tiny images: JPEG in every sampling, progressive, gray, CMYK, EXIF-rotated; PNG in
-# every colour type; BMP, PNM and TIFF.
+# every colour type; BMP, PNM and TIFF; GIF plain, interlaced, transparent and animated.
 rgb = Image.new("RGB", (19, 13))
 for y in range(13):
     for x in range(19):
@@ -95,4 +96,11 @@ for fmt, ext in (("BMP", "bmp"), ("PPM", "ppm"), ("TIFF", "tiff")):
     buffer = io.BytesIO()
     rgb.save(buffer, fmt)
     write("image_decode_fuzzer", "tiny." + ext, buffer.getvalue())
+palette = rgb.quantize(32)
+for name, options in (("plain", {"interlace": False}), ("interlaced", {"interlace": True}),
+                      ("transparent", {"transparency": 3}),
+                      ("animated", {"save_all": True, "append_images": [palette.rotate(90)]})):
+    buffer = io.BytesIO()
+    palette.save(buffer, "GIF", **options)
+    write("image_decode_fuzzer", "tiny-%s.gif" % name, buffer.getvalue())
 PY

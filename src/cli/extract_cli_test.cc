@@ -74,6 +74,56 @@ TEST(ExtractCli, JsonSummaryAndTwoProcessesWriteWhatOneWrites) {
   EXPECT_EQ(OutputFiles(one).size(), 11u);
 }
 
+// The features of every row of an output folder, in shard order, and their columns.
+std::vector<float> FeatureRows(const std::string& dir, uint64_t* columns) {
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(JoinPath(dir, "features.json")));
+  std::vector<float> out;
+  for (const nlohmann::json& shard : summary["shards"]) {
+    uint64_t rows = 0;
+    std::vector<float> f = ReadFeatureRows(JoinPath(dir, shard["features"].get<std::string>()), &rows, columns);
+    out.insert(out.end(), f.begin(), f.end());
+  }
+  return out;
+}
+
+// torchvision's resnet18 with fc = Identity, scripted (a feature extractor made the
+// common way): --layer penultimate uses its output, says so, and gives what the same
+// weights with their fc give at fc's input.
+TEST(ExtractCli, HeadlessModelGivesItsOutputAsPenultimate) {
+  if (!PythonHasTorch()) GTEST_SKIP() << "/usr/bin/python3 has no torch/torchvision";
+  std::string shards = Shards("cli_headless", 2, 1);
+  std::string models = FreshTestDir("cli_headless_models");
+  RunPython(
+      "import sys, torch, torchvision\n"
+      "torch.manual_seed(11)\n"
+      "m = torchvision.models.resnet18().eval()\n"
+      "torch.jit.script(m).save(sys.argv[1] + '/full.pt')\n"
+      "m.fc = torch.nn.Identity()\n"
+      "torch.jit.script(m).save(sys.argv[1] + '/headless.pt')\n",
+      {models});
+  std::vector<float> features[2];
+  uint64_t columns[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    std::string out = FreshTestDir("cli_headless_out_" + std::to_string(i));
+    Result r = RunImgpipe({"extract", "--data", shards, "--model",
+                           JoinPath(models, i == 0 ? "full.pt" : "headless.pt"), "--image-size", "64",
+                           "--batch-size", "3", "--out", out, "--json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("no classifier head") != std::string::npos, i == 1) << r.err;
+    nlohmann::json summary = nlohmann::json::parse(ReadFile(JoinPath(out, "features.json")));
+    EXPECT_EQ(summary["layer_resolved"], i == 0 ? "input of fc (Linear)" : "forward (no classifier head)")
+        << summary.dump();
+    features[i] = FeatureRows(out, &columns[i]);
+  }
+  EXPECT_EQ(columns[0], 512u);
+  EXPECT_EQ(columns[1], 512u);
+  ASSERT_EQ(features[0].size(), features[1].size());
+  ASSERT_EQ(features[0].size(), 6u * 512);
+  for (size_t k = 0; k < features[0].size(); ++k) {
+    ASSERT_NEAR(features[0][k], features[1][k], 1e-5) << k;
+  }
+}
+
 TEST(ExtractCli, AFailedWorkerIsNamed) {
   if (!PythonHasTorch()) GTEST_SKIP() << "/usr/bin/python3 has no torch/torchvision";
   std::string shards = Shards("cli_worker_fails", 2, 2);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "util/error.h"
+#include "util/logging.h"
 
 namespace imgpipe::extract {
 namespace {
@@ -18,14 +19,21 @@ using torch::jit::Graph;
 using torch::jit::Node;
 using torch::jit::Value;
 
-// Whether `module` is a torch.nn.Linear (scripted or traced; traced types are mangled,
-// e.g. __torch__.torch.nn.modules.linear.___torch_mangle_3.Linear).
-bool IsLinear(const torch::jit::Module& module) {
+// Whether `module` is a torch.nn.<kind> of torch/nn/modules/linear.py ("Linear",
+// "Identity"; scripted or traced: traced types are mangled, e.g.
+// __torch__.torch.nn.modules.linear.___torch_mangle_3.Linear).
+bool IsLinearModule(const torch::jit::Module& module, const std::string& kind) {
   auto name = module.type()->name();
   if (!name) return false;
   const std::string q = name->qualifiedName();
-  return q.rfind("__torch__.torch.nn.modules.linear.", 0) == 0 &&
-         q.size() >= 7 && q.compare(q.size() - 7, 7, ".Linear") == 0;
+  const std::string suffix = "." + kind;
+  return q.rfind("__torch__.torch.nn.modules.linear.", 0) == 0 && q.size() >= suffix.size() &&
+         q.compare(q.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Whether `module` has no submodules.
+bool IsLeaf(const torch::jit::Module& module) {
+  return module.children().size() == 0;
 }
 
 // "parent.child", or "child" for the module itself ("").
@@ -38,11 +46,11 @@ bool Contains(const std::string& ancestor, const std::string& path) {
   return ancestor.empty() || path.rfind(ancestor + ".", 0) == 0;
 }
 
-// The dotted names of `module`'s submodules, for error messages (cut at ~2,000 chars).
-std::string SubmoduleList(const torch::jit::Module& module) {
+// The names of `module`'s top-level submodules, for error messages (cut at ~2,000
+// chars); dotted paths such as "layer4.1" reach the ones below.
+std::string TopLevelModuleList(const torch::jit::Module& module) {
   std::string list;
-  for (const auto& child : module.named_modules()) {
-    if (child.name.empty()) continue;
+  for (const auto& child : module.named_children()) {
     if (list.size() > 2000) return list + ", ...";
     list += (list.empty() ? "" : ", ") + child.name;
   }
@@ -169,10 +177,16 @@ std::shared_ptr<Graph> GraphReturningCallValue(const torch::jit::Module& module,
 
 }  // namespace
 
-std::string LastLinearSubmodule(const torch::jit::Module& module) {
+std::string TrailingLinearSubmodule(const torch::jit::Module& module) {
   std::string last;
   for (const auto& child : module.named_modules()) {
-    if (!child.name.empty() && IsLinear(child.value)) last = child.name;
+    if (child.name.empty()) continue;
+    if (IsLinearModule(child.value, "Linear")) {
+      last = child.name;
+    } else if (IsLeaf(child.value) && (IsLinearModule(child.value, "Identity") ||
+                                       child.value.parameters(false).size() > 0)) {
+      last.clear();  // a layer with weights, or a removed head, after it
+    }
   }
   return last;
 }
@@ -193,11 +207,15 @@ ScriptLayer::ScriptLayer(torch::jit::Module module, const std::string& layer)
       description_ = "forward_features";
       return;
     }
-    path = LastLinearSubmodule(module_);
+    path = TrailingLinearSubmodule(module_);
     if (path.empty()) {
-      throw Error("TorchScript module: --layer penultimate needs a forward_features method or "
-                  "a torch.nn.Linear submodule, and this module has neither (submodules: " +
-                  SubmoduleList(module_) + "); name a layer with --layer");
+      method_ = "forward";
+      description_ = "forward (no classifier head)";
+      LogInfo("--layer penultimate: the model has no classifier head (no trailing "
+              "torch.nn.Linear and no forward_features method), so its output is used as the "
+              "features; top-level modules: " + TopLevelModuleList(module_) +
+              " (name one with --layer to cut elsewhere)");
+      return;
     }
     call_input = true;
     description_ = "input of " + path + " (Linear)";
@@ -205,8 +223,9 @@ ScriptLayer::ScriptLayer(torch::jit::Module module, const std::string& layer)
     bool known = false;
     for (const auto& child : module_.named_modules()) known = known || (!layer.empty() && child.name == layer);
     if (!known) {
-      throw Error("TorchScript module has no submodule '" + layer + "' (use penultimate, logits "
-                  "or one of: " + SubmoduleList(module_) + ")");
+      throw Error("TorchScript module has no submodule '" + layer + "' (use penultimate, logits, "
+                  "one of the top-level modules " + TopLevelModuleList(module_) +
+                  " or a dotted path below one, as torch.nn.Module.named_modules() names it)");
     }
     path = layer;
     description_ = "output of " + path;

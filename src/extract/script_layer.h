@@ -17,8 +17,10 @@ namespace imgpipe::extract {
 // `layer`:
 //   "logits"       the module's forward.
 //   "penultimate"  forward_features when the module has that method (timm); else the
-//                  input of the last torch.nn.Linear submodule in registration order
-//                  (torchvision: fc, classifier.N, heads.head).
+//                  input of its trailing torch.nn.Linear (TrailingLinearSubmodule;
+//                  torchvision: fc, classifier.N, heads.head); else, for a model
+//                  without a classifier head (e.g. fc replaced by torch.nn.Identity),
+//                  the module's forward, logged once as such.
 //   NAME           the output of submodule NAME (dotted path, e.g. "layer4" or
 //                  "layer4.1"), as torch.nn.Module.named_modules() names it.
 // For the last two, the forward graph is inlined, call by call, down to the call of
@@ -30,7 +32,8 @@ namespace imgpipe::extract {
 // dead-code elimination drops every call after the cut.
 class ScriptLayer {
  public:
-  // Throws Error naming `layer` when it cannot be found, listing the submodules.
+  // Throws Error naming `layer` when it cannot be found, listing the top-level
+  // submodules.
   ScriptLayer(torch::jit::Module module, const std::string& layer);
 
   // The layer's value for `input` (any rank, as the module computes it).
@@ -48,8 +51,10 @@ class ScriptLayer {
   std::string description_;
 };
 
-// The dotted name of the last torch.nn.Linear submodule of `module` (registration
-// order), or empty when it has none.
-std::string LastLinearSubmodule(const torch::jit::Module& module);
+// The dotted name of the classifier head of `module`: its last torch.nn.Linear submodule
+// (registration order) when every leaf submodule registered after it has no parameters
+// and is not a torch.nn.Identity (ReLU and Dropout may follow; a LayerNorm or a head
+// replaced by Identity may not). Empty when there is none.
+std::string TrailingLinearSubmodule(const torch::jit::Module& module);
 
 }  // namespace imgpipe::extract

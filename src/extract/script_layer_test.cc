@@ -49,7 +49,7 @@ TEST(ScriptLayer, Resnet18ScriptedAndTracedCutAtEveryWayOfNamingALayer) {
   for (bool scripted : {true, false}) {
     SCOPED_TRACE(scripted ? "torch.jit.script" : "torch.jit.trace");
     torch::jit::Module module = torch::jit::load(TorchScriptResnet18(scripted));
-    EXPECT_EQ(LastLinearSubmodule(module), "fc");
+    EXPECT_EQ(TrailingLinearSubmodule(module), "fc");
     ScriptLayer logits(module, "logits");
     ScriptLayer penultimate(module, "penultimate");
     ScriptLayer layer4(module, "layer4");
@@ -87,8 +87,11 @@ TEST(ScriptLayer, Resnet18ScriptedAndTracedCutAtEveryWayOfNamingALayer) {
       ScriptLayer unknown(module, "layer9");
       FAIL() << "an unknown layer was accepted";
     } catch (const Error& e) {
+      // The top-level modules are listed, not every submodule.
       EXPECT_NE(std::string(e.what()).find("layer9"), std::string::npos);
-      EXPECT_NE(std::string(e.what()).find("layer4.1.conv2"), std::string::npos);  // the list
+      EXPECT_NE(std::string(e.what()).find("conv1, bn1, relu, maxpool, layer1, layer2, layer3, "
+                                           "layer4, avgpool, fc"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("layer4.1.conv2"), std::string::npos) << e.what();
     }
   }
 }
@@ -110,7 +113,7 @@ TEST(ScriptLayer, NestedClassifierAndForwardFeaturesMatchPython) {
       {"m.classifier[:3](m.features(x))", "m.features[0](x)", "m(x)"});
   torch::jit::Module module = torch::jit::load(JoinPath(nested, "m.pt"));
   torch::Tensor x = ReadNpyFloat(JoinPath(nested, "input.npy"));
-  EXPECT_EQ(LastLinearSubmodule(module), "classifier.3");
+  EXPECT_EQ(TrailingLinearSubmodule(module), "classifier.3");
   ScriptLayer penultimate(module, "penultimate");
   EXPECT_EQ(penultimate.description(), "input of classifier.3 (Linear)");
   EXPECT_TRUE(torch::allclose(penultimate.Run(x), ReadNpyFloat(JoinPath(nested, "out_0.npy")), 1e-5, 1e-6));
@@ -139,7 +142,7 @@ TEST(ScriptLayer, NestedClassifierAndForwardFeaturesMatchPython) {
   EXPECT_TRUE(torch::allclose(features.Run(ReadNpyFloat(JoinPath(timm, "input.npy"))),
                               ReadNpyFloat(JoinPath(timm, "out_0.npy")), 1e-5, 1e-6));
 
-  // No Linear and no forward_features: penultimate is refused with a way out.
+  // No Linear and no forward_features: penultimate is the model's output.
   std::string conv_only = ScriptedModuleWithOutputs(
       "layer_conv_only",
       "class M(torch.nn.Module):\n"
@@ -150,15 +153,62 @@ TEST(ScriptLayer, NestedClassifierAndForwardFeaturesMatchPython) {
       "    return self.body(x)\n",
       {"m(x)"});
   torch::jit::Module no_linear = torch::jit::load(JoinPath(conv_only, "m.pt"));
-  try {
-    ScriptLayer refused(no_linear, "penultimate");
-    FAIL() << "penultimate without a Linear was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--layer"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("body"), std::string::npos);
-  }
+  ScriptLayer output(no_linear, "penultimate");
+  EXPECT_EQ(output.description(), "forward (no classifier head)");
+  EXPECT_TRUE(torch::allclose(output.Run(ReadNpyFloat(JoinPath(conv_only, "input.npy"))),
+                              ReadNpyFloat(JoinPath(conv_only, "out_0.npy")), 1e-5, 1e-6));
   EXPECT_EQ(ScriptLayer(no_linear, "body").Run(ReadNpyFloat(JoinPath(conv_only, "input.npy"))).sizes(),
             (std::vector<int64_t>{2, 4, 14, 14}));
+}
+
+// torchvision's resnet18 with its head removed (fc = Identity), scripted: no trailing
+// Linear and no forward_features, so penultimate is the model's output, equal to
+// Python's m(x).
+TEST(ScriptLayer, HeadlessResnet18GivesItsOutput) {
+  if (!PythonHasTorch()) GTEST_SKIP() << "/usr/bin/python3 has no torch/torchvision";
+  std::string dir = FreshTestDir("layer_headless_resnet18");
+  RunPython(
+      "import sys, numpy as np, torch, torchvision\n"
+      "torch.manual_seed(5)\n"
+      "m = torchvision.models.resnet18()\n"
+      "m.fc = torch.nn.Identity()\n"
+      "m.eval()\n"
+      "x = torch.randn(2, 3, 64, 64)\n"
+      "d = sys.argv[1]\n"
+      "torch.jit.script(m).save(d + '/m.pt')\n"
+      "np.save(d + '/input.npy', x.numpy())\n"
+      "with torch.no_grad():\n"
+      "  np.save(d + '/out.npy', m(x).numpy())\n",
+      {dir});
+  torch::jit::Module module = torch::jit::load(JoinPath(dir, "m.pt"));
+  EXPECT_EQ(TrailingLinearSubmodule(module), "");
+  ScriptLayer penultimate(module, "penultimate");
+  EXPECT_EQ(penultimate.description(), "forward (no classifier head)");
+  torch::NoGradGuard no_grad;
+  torch::Tensor features = penultimate.Run(ReadNpyFloat(JoinPath(dir, "input.npy")));
+  torch::Tensor expected = ReadNpyFloat(JoinPath(dir, "out.npy"));
+  ASSERT_EQ(features.sizes(), (std::vector<int64_t>{2, 512}));
+  EXPECT_TRUE(torch::allclose(features, expected, 1e-5, 1e-5))
+      << (features - expected).abs().max().item<float>();
+}
+
+// Which Linear is a head: one followed only by parameter-free layers; not one followed
+// by a layer with weights or by a head replaced with Identity.
+TEST(ScriptLayer, TrailingLinearIsTheHead) {
+  if (!PythonHasTorch()) GTEST_SKIP() << "/usr/bin/python3 has no torch/torchvision";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Dropout())", "0"},
+      {"torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.LayerNorm(4))", ""},
+      {"torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Identity())", ""},
+      {"torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Sequential(torch.nn.Linear(4, 2)))", "1.0"},
+  };
+  for (const auto& [module_code, head] : cases) {
+    SCOPED_TRACE(module_code);
+    std::string dir = FreshTestDir("layer_trailing");
+    RunPython("import sys, torch\ntorch.jit.script(" + module_code + ").save(sys.argv[1] + '/m.pt')\n",
+              {dir});
+    EXPECT_EQ(TrailingLinearSubmodule(torch::jit::load(JoinPath(dir, "m.pt"))), head);
+  }
 }
 
 }  // namespace

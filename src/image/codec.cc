@@ -10,6 +10,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "image/codec_internal.h"
+#include "image/gif_decoder.h"
 #include "image/image_header.h"
 #include "image/jpeg_markers.h"
 #include "image/orientation.h"
@@ -138,10 +139,6 @@ ImageInfo ReadJpegInfo(std::string_view bytes, const std::string& path) {
   return info;
 }
 
-uint8_t Luma(uint32_t r, uint32_t g, uint32_t b) {
-  return static_cast<uint8_t>((299 * r + 587 * g + 114 * b + 500) / 1000);
-}
-
 }  // namespace
 
 void CmykToRgbOrGray(const std::vector<uint8_t>& cmyk, bool inverted, Image& out) {
@@ -259,23 +256,6 @@ Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const Im
   return FromMat(mat);
 }
 
-// Whether this OpenCV build decodes GIF (4.6 has no GIF reader; 4.11 has one).
-bool OpenCvDecodesGif() {
-  static const bool decodes = [] {
-    // A 1x1 GIF89a.
-    static const unsigned char kGif[] = {
-        'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0, 0xFF, 0xFF, 0xFF, 0, 0, 0,
-        0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0, 0x3B};
-    try {
-      cv::Mat buffer(1, sizeof kGif, CV_8UC1, const_cast<unsigned char*>(kGif));
-      return !cv::imdecode(buffer, cv::IMREAD_COLOR).empty();
-    } catch (const cv::Exception&) {
-      return false;
-    }
-  }();
-  return decodes;
-}
-
 }  // namespace
 
 ImageInfo ReadImageInfo(std::string_view bytes, const std::string& path, uint64_t max_pixels) {
@@ -285,9 +265,6 @@ ImageInfo ReadImageInfo(std::string_view bytes, const std::string& path, uint64_
   if (format == ImageFormat::kUnknown) {
     throw DataError(path, std::nullopt,
                     "not an image (unknown signature " + HexSignature(bytes) + ")");
-  }
-  if (format == ImageFormat::kGif && !OpenCvDecodesGif()) {
-    throw DataError(path, std::nullopt, "unsupported image format: gif (no GIF decoder)");
   }
   // 2. Parse its header.
   ImageInfo info =
@@ -310,6 +287,7 @@ Image DecodeImage(std::string_view bytes, const std::string& path, const DecodeO
   ImageInfo info = ReadImageInfo(bytes, path, options.max_pixels);
   try {
     if (info.format == ImageFormat::kJpeg) return DecodeJpeg(bytes, path, info, options.channels);
+    if (info.format == ImageFormat::kGif) return DecodeGif(bytes, path, info, options.channels, options.max_pixels);
     return DecodeWithOpenCv(bytes, path, info, options.channels);
   } catch (const Error&) {
     throw;

@@ -1,6 +1,7 @@
 // Image header parsing, decoding and JPEG encoding. JPEG goes through libjpeg-turbo
-// (TurboJPEG); the other formats through the libraries Debian's OpenCV uses (libpng,
-// libtiff, libwebp, OpenJPEG, its own BMP/PNM/GIF readers).
+// (TurboJPEG); GIF (its first frame) through giflib (gif_decoder.h); the other formats
+// through the libraries Debian's OpenCV uses (libpng, libtiff, libwebp, OpenJPEG, its own
+// BMP/PNM readers).
 //
 // Every error is a DataError naming `path` (a label only; nothing is read from it),
 // with a reason a person can act on, e.g. "unsupported JPEG: lossless (SOF3)",

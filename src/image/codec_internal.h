@@ -1,4 +1,4 @@
-// Pieces of the JPEG decoder (codec.cc) that the region decoder shares with it.
+// Pieces of the decoders (codec.cc) that the region and GIF decoders share.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,11 @@ namespace imgpipe {
 
 // A reason a person can act on, from a libjpeg/TurboJPEG message.
 std::string JpegReason(const std::string& message);
+
+// ITU-R 601 luma of an RGB triple, rounded.
+inline uint8_t Luma(uint32_t r, uint32_t g, uint32_t b) {
+  return static_cast<uint8_t>((299 * r + 587 * g + 114 * b + 500) / 1000);
+}
 
 // CMYK to RGB as libjpeg's users (Pillow, OpenCV) do it: R = (1 - C)(1 - K), and so on.
 // Files with an Adobe marker (Photoshop's and TurboJPEG's) store the samples inverted,

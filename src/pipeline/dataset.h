@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "pipeline/bad_element.h"
 #include "pipeline/buffer_pool.h"
 #include "pipeline/iterator_state.h"
 #include "pipeline/options.h"
@@ -23,6 +24,7 @@ struct IteratorContext {
   std::shared_ptr<StatsRegistry> stats;
   std::shared_ptr<BufferPool> pool;
   std::shared_ptr<Autotuner> autotuner;
+  std::shared_ptr<BadElements> bad_elements = std::make_shared<BadElements>();
   uint64_t epoch = 0;  // set by Repeat for each pass over its input
   std::string prefix;  // this stage's state keys start with it: "0.batch", "0.batch/1.map"
   int depth = 0;
@@ -40,6 +42,10 @@ struct IteratorContext {
   // Registers this stage's statistics.
   StageStats* RegisterStats(const std::string& name) const {
     return stats->Register(name, depth, prefix);
+  }
+  // The skip-or-rethrow helper of a stage whose statistics are `stage_stats`.
+  BadElementGuard MakeBadElementGuard(StageStats* stage_stats) const {
+    return BadElementGuard(options->error_policy, stage_stats, bad_elements);
   }
 };
 

@@ -1,7 +1,8 @@
 // map(fn, parallelism): applies fn to every element, on up to `parallelism` threads
 // (kAutotune: tuned within the CPU budget). In deterministic mode results come out in
 // input order; otherwise as they finish. A DataError thrown by fn follows the error
-// policy (skip and count, or fail at that element's turn).
+// policy (skip and count, or fail at that element's turn) through a BadElementGuard,
+// whose stop rule (bad_element.h) ends a map that finds no good element.
 #pragma once
 
 #include <chrono>
@@ -11,14 +12,12 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #include "pipeline/autotune.h"
 #include "pipeline/dataset.h"
 #include "pipeline/element.h"
 #include "util/error.h"
-#include "util/logging.h"
 #include "util/random.h"
 #include "util/thread_pool.h"
 #include "util/trace.h"
@@ -38,22 +37,6 @@ using MapFunction = std::function<U(T&&, const MapContext&)>;
 
 namespace internal {
 
-// Logs the first bad element of each file, once.
-class BadElementLog {
- public:
-  void Report(const DataError& e) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (files_.insert(e.path()).second) {
-      LogWarning(std::string("skipping bad element: ") + e.what() +
-                 " (further errors in this file are counted, not logged)");
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::set<std::string> files_;  // guarded by mu_
-};
-
 // The consumer's thread pulls input elements and hands them to worker threads, keeping
 // up to 4 x `active` queued or running and up to 8 x `active` not yet delivered; it
 // delivers in input order (deterministic) or as finished. Save happens between Next
@@ -71,7 +54,8 @@ class MapIterator : public Iterator<U> {
         fn_(std::move(fn)),
         input_(MakeInputIterator(input, ctx)),
         stats_(ctx.RegisterStats(name)),
-        seed_(ctx.options->seed) {
+        seed_(ctx.options->seed),
+        bad_(ctx.MakeBadElementGuard(stats_)) {
     const int budget = ctx.options->cpu_budget > 0 ? ctx.options->cpu_budget : AvailableCpus();
     if (parallelism == kAutotune) {
       max_threads_ = budget;
@@ -316,11 +300,11 @@ class MapIterator : public Iterator<U> {
     trace::ScopedTrace span(stats_->name.c_str());
     MapContext mc{DeriveSeed(seed_, ctx_.epoch, seq), seq, ctx_.epoch, ctx_.pool.get()};
     try {
-      return fn_(std::move(element), mc);
+      U out = fn_(std::move(element), mc);
+      bad_.Good();
+      return out;
     } catch (const DataError& e) {
-      if (ctx_.options->error_policy == ErrorPolicy::kFail) throw;
-      stats_->errors++;
-      bad_log_.Report(e);
+      bad_.SkipOrRethrow(e);
       return std::nullopt;
     }
   }
@@ -331,9 +315,9 @@ class MapIterator : public Iterator<U> {
   std::unique_ptr<Iterator<T>> input_;  // used by the consumer's thread only
   StageStats* stats_;
   const uint64_t seed_;
+  BadElementGuard bad_;  // shared by the workers
   Knob* knob_ = nullptr;
   int max_threads_ = 1;
-  BadElementLog bad_log_;
 
   std::mutex mu_;
   std::condition_variable cv_;       // workers: a task was queued, or stopping

@@ -56,14 +56,24 @@ class PipelineIterator {
     ctx.prefix = "0." + dataset->name();
     ctx.depth = 0;
     stats_ = ctx.stats;
+    bad_elements_ = ctx.bad_elements;
     pool_ = ctx.pool;
     autotuner_ = ctx.autotuner;
     root_ = dataset->MakeIterator(ctx);
     if (options.autotune) autotuner_->Start();
   }
 
-  // The next element, or nullopt at the end of the pass.
-  std::optional<T> Next() { return root_->Next(); }
+  // The next element, or nullopt at the end of the pass. Throws Error when the pass
+  // ends without an element after skipping bad ones (rule 2 of bad_element.h).
+  std::optional<T> Next() {
+    std::optional<T> element = root_->Next();
+    if (element) {
+      delivered_ = true;
+    } else if (!delivered_) {
+      bad_elements_->ThrowIfOnlySkips();
+    }
+    return element;
+  }
 
   // The state to continue this pass from later (see Iterator::Save).
   IteratorState Save() {
@@ -72,7 +82,10 @@ class PipelineIterator {
     return state;
   }
   // Continues from `state`; call before the first Next.
-  void Restore(const IteratorState& state) { root_->Restore(state); }
+  void Restore(const IteratorState& state) {
+    root_->Restore(state);
+    delivered_ = true;  // the pass may have delivered its elements before the save
+  }
 
   std::vector<StageSnapshot> Stats() const { return stats_->Snapshot(); }
   const PipelineOptions& options() const { return *options_; }
@@ -84,7 +97,9 @@ class PipelineIterator {
   std::shared_ptr<BufferPool> pool_;
   std::shared_ptr<StatsRegistry> stats_;
   std::shared_ptr<Autotuner> autotuner_;  // outlives root_ (destroyed after it)
+  std::shared_ptr<BadElements> bad_elements_;
   std::unique_ptr<Iterator<T>> root_;
+  bool delivered_ = false;  // whether Next has returned an element (or Restore ran)
 };
 
 template <typename T>

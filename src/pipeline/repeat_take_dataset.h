@@ -2,7 +2,8 @@
 //
 // Repeat makes a new input iterator for each pass, with ctx.epoch = the pass number
 // (0, 1, ...), so random stages below it reshuffle per epoch. An input that yields
-// nothing in a whole pass ends the repeat (no endless loop). State: the pass, whether
+// nothing in a whole pass ends the repeat (no endless loop); the size of each pass sets
+// the limit on bad elements in a row of the stages above (bad_element.h). State: the pass, whether
 // it has yielded, whether the repeat ended, and the input's state.
 // Take yields the first n elements of its input and then stops, without reading the
 // input further. State: the count taken.
@@ -35,12 +36,14 @@ class RepeatIterator : public Iterator<T> {
       StageStats::AddSince(stats_->input_wait_ns, start);
       if (v) {
         yielded_in_pass_ = true;
+        ++elements_in_pass_;
         stats_->elements++;
         stats_->bytes += ElementBytes(*v);
         return v;
       }
       // The pass ended: the next one, unless this one was empty or it was the last.
       bool empty_pass = !yielded_in_pass_;
+      ctx_.bad_elements->PassEnded(elements_in_pass_);
       ++epoch_;
       input_.reset();
       if (empty_pass) {
@@ -78,6 +81,7 @@ class RepeatIterator : public Iterator<T> {
   // Makes the input iterator for pass epoch_, or ends when the count is reached.
   void StartPass() {
     yielded_in_pass_ = false;
+    elements_in_pass_ = 0;
     if (count_ >= 0 && epoch_ >= static_cast<uint64_t>(count_)) {
       ended_ = true;
       return;
@@ -94,6 +98,9 @@ class RepeatIterator : public Iterator<T> {
   std::unique_ptr<Iterator<T>> input_;
   uint64_t epoch_ = 0;
   bool yielded_in_pass_ = false;
+  // Elements of this pass (since the iterator was made or restored, not saved): each
+  // finished pass's count goes to the stop rule of bad_element.h.
+  uint64_t elements_in_pass_ = 0;
   bool ended_ = false;
 };
 

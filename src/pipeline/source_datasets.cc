@@ -154,15 +154,19 @@ class FileRecords {
     return false;
   }
 
-  // Corrupt stretches (at or after the start offset) met since the last call.
-  uint64_t TakeNewErrors() {
-    if (!reader_) return 0;
+  // Corrupt stretches (at or after the start offset) met since the last call, each
+  // described as "PATH: offset N: REASON" (logged by the reader already).
+  std::vector<std::string> TakeNewErrors() {
+    std::vector<std::string> out;
+    if (!reader_) return out;
     const std::vector<CorruptRecord>& errors = reader_->stats().errors;
-    uint64_t count = 0;
     for (; errors_reported_ < errors.size(); ++errors_reported_) {
-      if (errors[errors_reported_].offset >= skip_until_) ++count;
+      const CorruptRecord& error = errors[errors_reported_];
+      if (error.offset >= skip_until_) {
+        out.push_back(path_ + ": offset " + std::to_string(error.offset) + ": " + error.reason);
+      }
     }
-    return count;
+    return out;
   }
 
   const std::string& path() const { return path_; }
@@ -205,7 +209,8 @@ class TfRecordFilesDataset : public Dataset<Record> {
     TfRecordFilesIterator(const TfRecordFilesDataset& dataset, const IteratorContext& ctx)
         : ctx_(ctx),
           files_(MakeInputIterator(dataset.files_, ctx)),
-          stats_(ctx.RegisterStats(dataset.name())) {}
+          stats_(ctx.RegisterStats(dataset.name())),
+          bad_(ctx.MakeBadElementGuard(stats_)) {}
 
     std::optional<Record> Next() override {
       while (true) {
@@ -217,13 +222,14 @@ class TfRecordFilesDataset : public Dataset<Record> {
           try {
             got = current_->Next(&record.data, &record.offset);
           } catch (...) {
-            stats_->errors += current_->TakeNewErrors();
+            CountCorruptStretches();
             StageStats::AddSince(stats_->busy_ns, start);
             throw;
           }
-          stats_->errors += current_->TakeNewErrors();
+          CountCorruptStretches();
           StageStats::AddSince(stats_->busy_ns, start);
           if (got) {
+            bad_.Good();
             record.source = current_->path();
             record.origin = current_->compression() == Compression::kNone ? RecordOrigin::kTfRecord
                                                                           : RecordOrigin::kValue;
@@ -264,9 +270,15 @@ class TfRecordFilesDataset : public Dataset<Record> {
     }
 
    private:
+    // Counts the corrupt stretches the reader skipped since the last call.
+    void CountCorruptStretches() {
+      for (const std::string& reason : current_->TakeNewErrors()) bad_.Skipped(reason);
+    }
+
     const IteratorContext ctx_;
     std::unique_ptr<Iterator<std::string>> files_;
     StageStats* stats_;
+    BadElementGuard bad_;
     std::unique_ptr<FileRecords> current_;  // the file being read, if any
   };
 
@@ -300,7 +312,8 @@ class RecordShardDataset : public Dataset<Record> {
         : ctx_(ctx),
           files_(dataset.files_),
           size_(dataset.size_),
-          stats_(ctx.RegisterStats(dataset.name())) {}
+          stats_(ctx.RegisterStats(dataset.name())),
+          bad_(ctx.MakeBadElementGuard(stats_)) {}
 
     std::optional<Record> Next() override {
       while (position_ < size_) {
@@ -326,15 +339,10 @@ class RecordShardDataset : public Dataset<Record> {
           }
         } catch (const DataError& e) {
           StageStats::AddSince(stats_->busy_ns, start);
-          if (ctx_.options->error_policy == ErrorPolicy::kFail) throw;
-          stats_->errors += 1;
-          if (logged_path_ != shard_file.path) {  // the first one per file
-            logged_path_ = shard_file.path;
-            LogWarning(std::string(e.what()) +
-                       "; skipped (further errors in this file are counted, not logged)");
-          }
+          bad_.SkipOrRethrow(e);
           continue;
         }
+        bad_.Good();
         record.source = shard_file.path;
         record.offset = entry.offset;
         record.origin = RecordOrigin::kTfRecord;
@@ -362,7 +370,7 @@ class RecordShardDataset : public Dataset<Record> {
     uint64_t position_ = 0;  // in [0, size_)
     size_t file_ = 0;        // files_ index at or before position_'s file
     std::unique_ptr<TfRecordRandomReader> reader_;
-    std::string logged_path_;
+    BadElementGuard bad_;
   };
 
   const std::shared_ptr<const std::vector<ShardFile>> files_;
@@ -392,7 +400,8 @@ class ImageFilesDataset : public Dataset<Record> {
           images_(dataset.images_),
           order_(EpochOrder(images_->size(), dataset.shuffle_,
                             dataset.seed_.value_or(ctx.options->seed), ctx.epoch)),
-          stats_(ctx.RegisterStats(dataset.name())) {}
+          stats_(ctx.RegisterStats(dataset.name())),
+          bad_(ctx.MakeBadElementGuard(stats_)) {}
 
     std::optional<Record> Next() override {
       while (position_ < order_.size()) {
@@ -403,11 +412,10 @@ class ImageFilesDataset : public Dataset<Record> {
           record.data = ReadFile(image.path);
         } catch (const Error& e) {
           StageStats::AddSince(stats_->busy_ns, start);
-          if (ctx_.options->error_policy == ErrorPolicy::kFail) throw;
-          stats_->errors += 1;
-          LogWarning(std::string(e.what()) + "; skipped");
+          bad_.SkipOrRethrow(e, image.path);
           continue;
         }
+        bad_.Good();
         StageStats::AddSince(stats_->busy_ns, start);
         record.source = image.path;
         record.label = image.label;
@@ -430,6 +438,7 @@ class ImageFilesDataset : public Dataset<Record> {
     const std::shared_ptr<const std::vector<InputImage>> images_;  // shared with the dataset
     const std::vector<size_t> order_;
     StageStats* stats_;
+    BadElementGuard bad_;
     size_t position_ = 0;
   };
 
