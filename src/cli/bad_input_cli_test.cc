@@ -69,11 +69,13 @@ std::vector<std::string> TrainArgs(const std::string& data) {
           "--checkpoint-dir", data + "/checkpoints"};
 }
 
-// The original bug: bench on a folder of three corrupt shards ran for 30 minutes.
+// The original bug: bench on a folder of three corrupt shards ran for 30 minutes. Now
+// resolving --data (pipeline/data_source.h) finds no good record to read the keys from
+// and says so, naming the first corrupt one.
 TEST(BadInputCli, BenchOnCorruptShardsStops) {
   std::string data = BadDataSet("bench_corrupt", BadRecords::kCorruptFraming);
-  ExpectStopsWithin(BenchArgs(data), "no good element in a whole pass over the input: 3 elements "
-                                     "skipped; the first: " + data + "/train-00000-of-00003.tfrecord");
+  ExpectStopsWithin(BenchArgs(data), data + "/train-00000-of-00003.tfrecord: offset 0: ");
+  ExpectStopsWithin(BenchArgs(data), "no good record in any of the 3 TFRecord file(s)");
 }
 
 TEST(BadInputCli, BenchOnUndecodableImagesStops) {
@@ -82,9 +84,12 @@ TEST(BadInputCli, BenchOnUndecodableImagesStops) {
   ExpectStopsWithin(BenchArgs(data), "not an image (unknown signature");
 }
 
+// Records without an image key stop at resolving --data, which lists the keys found and
+// the flags (the pipeline's stop rule for bad elements is the undecodable tests').
 TEST(BadInputCli, BenchOnRecordsWithoutTheImageKeyStops) {
   std::string data = BadDataSet("bench_no_key", BadRecords::kWithoutImageKey);
-  ExpectStopsWithin(BenchArgs(data), "bad elements in a row in stage map(train_preset) and no good one");
+  ExpectStopsWithin(BenchArgs(data), "no feature holds an encoded image; the record's keys: "
+                                     "image/class/label (int64), picture (bytes)");
 }
 
 TEST(BadInputCli, TrainOnUndecodableImagesStops) {
@@ -94,7 +99,7 @@ TEST(BadInputCli, TrainOnUndecodableImagesStops) {
 
 TEST(BadInputCli, TrainOnRecordsWithoutTheImageKeyStops) {
   std::string data = BadDataSet("train_no_key", BadRecords::kWithoutImageKey);
-  ExpectStopsWithin(TrainArgs(data), "bad elements in a row in stage map(train_preset) and no good one");
+  ExpectStopsWithin(TrainArgs(data), "Name the image feature with --image-key KEY");
 }
 
 // Train counts the records of its shards first: corrupt framing stops it there, naming

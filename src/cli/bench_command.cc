@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/data_options.h"
 #include "monitor/pipeline_bench.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -25,25 +26,8 @@ struct BenchFlags {
   std::string layout = "float32";
   std::string trace;
   bool json = false;
+  pipeline::DataSourceOptions source;
 };
-
-// The TFRecord files of PATH: a file, a glob pattern, or a folder's *.tfrecord* files.
-std::vector<std::string> TfRecordFilesOf(const std::string& path) {
-  if (!IsDirectory(path)) return {path};
-  std::vector<std::string> files;
-  for (const std::string& name : ListDirectory(path)) {
-    if (name.find(".tfrecord") != std::string::npos && name.find(".idx") == std::string::npos &&
-        name.find(kTemporarySuffix) == std::string::npos) {
-      files.push_back(JoinPath(path, name));
-    }
-  }
-  return files;
-}
-
-// A folder of class sub-folders (rather than of TFRecord files)?
-bool IsImageFolder(const std::string& path) {
-  return IsDirectory(path) && TfRecordFilesOf(path).empty();
-}
 
 nlohmann::json StagesJson(const BenchResult& r) {
   nlohmann::json stages = nlohmann::json::array();
@@ -102,14 +86,15 @@ void RunBench(const BenchFlags& f) {
   eval.layout = layout;
   if (!f.trace.empty()) trace::Enable();
 
+  const pipeline::DataSource source = ResolveAndReport(f.data, f.source);
+  const bool image_folder = source.layout == pipeline::DataLayout::kImageFolder;
   nlohmann::json out;
   if (f.ladder) {
+    if (image_folder) throw Error("--ladder needs --data with TFRecord shards (imgpipe convert's output)");
     LadderConfig ladder;
-    ladder.tfrecord_files = TfRecordFilesOf(f.data);
+    ladder.tfrecord_files = source.Paths();
+    ladder.schema = source.schema;
     ladder.images_dir = f.images;
-    if (ladder.tfrecord_files.empty() || IsImageFolder(f.data)) {
-      throw Error("--ladder needs --data with TFRecord shards (imgpipe convert's output)");
-    }
     if (ladder.images_dir.empty()) {
       throw Error("--ladder needs --images DIR: the image folder the shards were made from");
     }
@@ -162,7 +147,8 @@ void RunBench(const BenchFlags& f) {
            {"stages", StagesJson(rows.back())}};
   } else {
     pipeline::ImagePipelineConfig config;
-    config.patterns = IsImageFolder(f.data) ? std::vector<std::string>{f.data} : TfRecordFilesOf(f.data);
+    config.patterns = image_folder ? std::vector<std::string>{f.data} : source.Paths();
+    config.schema = source.schema;
     config.batch_size = f.batch_size;
     config.repeat = true;
     BenchResult r = f.preset == "train"
@@ -186,9 +172,8 @@ void AddBenchCommand(CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Measure the input pipeline stage by stage and name the bottleneck");
-  cmd->add_option("--data", f->data,
-                  "TFRecord shards (a folder, file or glob) or an image folder (class sub-folders)")
-      ->required();
+  cmd->add_option("--data", f->data, kDataDoc)->required();
+  AddDataSourceOptions(cmd, f->source);
   cmd->add_option("--images", f->images, "--ladder: the image folder the shards were made from");
   cmd->add_option("--preset", f->preset, "Preprocessing: train or eval")
       ->capture_default_str()->check(CLI::IsMember({"train", "eval"}));

@@ -46,8 +46,9 @@ void AddClassifyCommand(CLI::App& app) {
   cmd->add_option("--model", o.model, "imgpipe checkpoint, or TorchScript file (forward: logits)")
       ->required();
   cmd->add_option("--labels", o.labels_file,
-                  "Class names, one per line (like convert's labels.txt); default: the "
-                  "checkpoint's, else class indices");
+                  "Class names, one per line (like convert's labels.txt), or a data folder "
+                  "(its class names, as --data finds them); default: the checkpoint's, else "
+                  "class indices");
   cmd->add_option("--top-k", o.top_k, "Classes to print per image")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--image-size", o.image_size,

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/data_options.h"
 #include "cli/progress_bar.h"
 #include "extract/feature_extractor.h"
 #include "extract/worker_processes.h"
@@ -61,15 +62,15 @@ void AddExtractCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "extract", "Run a model over every image of a TFRecord or image folder and write one row "
                  "of features per image into .npy shards");
-  cmd->add_option("--data", o.data,
-                  "Folder of *.tfrecord files (imgpipe convert's output), or an image folder "
-                  "(one sub-folder per class) or CSV/JSONL manifest")
+  cmd->add_option("--data", o.data, std::string(kDataDoc) + ", or a CSV/JSONL manifest")
       ->required();
+  AddDataSourceOptions(cmd, o.source);
   cmd->add_option("--model", o.model,
                   "imgpipe checkpoint, or TorchScript file (e.g. torch.jit.script(model).save())")
       ->required();
   cmd->add_option("--out", o.output, "Output folder")->required();
-  cmd->add_option("--split", o.split, "TFRecord input: only the files SPLIT-*.tfrecord");
+  cmd->add_option("--split", o.split, "TFRecord input: only the files of split SPLIT (train, validation, test; from "
+                  "the file names)");
   cmd->add_option("--layer", o.layer,
                   "penultimate (the input of the final Linear layer), logits, or a submodule "
                   "name of a TorchScript model (e.g. layer4)")

@@ -3,7 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/data_options.h"
 #include "convert/tfrecord_inspector.h"
+#include "util/file.h"
 
 namespace imgpipe::cli {
 namespace {
@@ -13,6 +15,7 @@ struct InspectFlags {
   std::string on_error = "fail";
   bool json = false;
   int max_classes = 50;
+  pipeline::DataSourceOptions source;
 };
 
 nlohmann::json FeaturesJson(const std::vector<FeatureDescription>& features) {
@@ -101,13 +104,48 @@ void PrintInspection(const FileInspection& r, int max_classes) {
   }
 }
 
+// A data folder's layout, keys, labels and classes (as JSON: one object).
+nlohmann::json SourceJson(const pipeline::DataSource& s) {
+  nlohmann::json out{{"data", s.data}, {"layout", pipeline::LayoutName(s.layout)}};
+  if (s.layout == pipeline::DataLayout::kImageFolder) return out;
+  nlohmann::json files = nlohmann::json::array();
+  for (const pipeline::TfRecordFile& f : s.files) files.push_back({{"path", f.path}, {"split", f.split}});
+  out.update({{"files", files},
+              {"image_key", s.schema.image_key},
+              {"label_key", s.schema.label_key},
+              {"label_offset", s.schema.label_offset},
+              {"label_offset_reason", s.label_offset_reason},
+              {"classes", s.schema.num_classes},
+              {"class_names", s.class_names},
+              {"class_names_from", s.class_names_from}});
+  return out;
+}
+
+// The TFRecord files to inspect for argument `arg`: itself, or a data folder's shards
+// after printing what the folder is (a folder named like a shard is reported as a bad
+// file).
+std::vector<std::string> FilesOfArgument(const std::string& arg, const InspectFlags& flags) {
+  if (!IsDirectory(arg) || pipeline::HasTfRecordName(BaseName(arg))) return {arg};
+  const pipeline::DataSource source = pipeline::ResolveDataSource(arg, flags.source);
+  if (flags.json) {
+    std::printf("%s\n", SourceJson(source).dump().c_str());
+  } else {
+    std::printf("%s\n", source.Describe().c_str());
+  }
+  return source.layout == pipeline::DataLayout::kImageFolder ? std::vector<std::string>{}
+                                                            : source.Paths();
+}
+
 }  // namespace
 
 void AddInspectCommand(CLI::App& app) {
   auto flags = std::make_shared<InspectFlags>();
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Count, check and describe TFRecord files (plain, GZIP or ZLIB)");
-  cmd->add_option("files", flags->files, "TFRecord files")->required();
+  cmd->add_option("files", flags->files,
+                  "TFRecord files, or data folders (their layout, keys and classes, then their "
+                  "shards)")->required();
+  AddDataSourceOptions(cmd, flags->source);
   cmd->add_option("--on-error", flags->on_error,
                   "Corrupt records: fail (stop at the first) or skip (count all and go on)")
       ->capture_default_str()->check(CLI::IsMember({"fail", "skip"}));
@@ -118,7 +156,11 @@ void AddInspectCommand(CLI::App& app) {
     InspectOptions options;
     options.policy = ParseErrorPolicy(flags->on_error);
     bool all_ok = true;
-    for (const std::string& file : flags->files) {
+    std::vector<std::string> files;
+    for (const std::string& arg : flags->files) {
+      for (std::string& file : FilesOfArgument(arg, *flags)) files.push_back(std::move(file));
+    }
+    for (const std::string& file : files) {
       FileInspection r = InspectTfRecordFile(file, options);
       all_ok = all_ok && r.ok();
       if (flags->json) {

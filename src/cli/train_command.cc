@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/data_options.h"
 #include "cli/progress_bar.h"
 #include "train/models.h"
 #include "train/trainer.h"
@@ -142,7 +143,9 @@ void AddTrainCommand(CLI::App& app) {
       "Train an image classifier on convert's TFRecord shards (train-*, validation-*), with "
       "mixed precision and data parallelism over processes (Gloo on CPUs, NCCL on GPUs; "
       "torchrun/Slurm variables are read, or --nproc starts local workers).");
-  cmd->add_option("--data", o.data_dir, "Folder of train-*.tfrecord / validation-*.tfrecord and labels.txt");
+  cmd->add_option("--data", o.data_dir,
+                  std::string(kDataDoc) + "; trains on split train, evaluates on validation (else test)");
+  AddDataSourceOptions(cmd, o.source);
   cmd->add_option("--model", o.model, "Model")
       ->check(CLI::IsMember(train::ImageClassifierNames()))
       ->capture_default_str();
@@ -175,7 +178,7 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--shuffle-buffer", o.shuffle_buffer, "Records in the shuffle buffer (0: no shuffle)")
       ->capture_default_str();
   cmd->add_flag("--synthetic", o.synthetic, "Random batches made once in memory: the model's own rate");
-  cmd->add_option("--classes", o.classes, "Classes (synthetic runs; else from labels.txt)");
+  cmd->add_option("--classes", o.classes, "Classes (synthetic runs; else from the data's class names or labels)");
   cmd->add_option("--threads", o.decode_threads, "Decode threads of the input pipeline (0: autotune)")
       ->capture_default_str();
   cmd->add_option("--intra-op-threads", o.intra_op_threads, "libtorch's threads (0: the CPUs available)")

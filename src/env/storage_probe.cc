@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "pipeline/tfrecord_files.h"
 #include "record/index.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -65,11 +66,6 @@ MountEntry MountOf(const SystemRoot& root, const std::string& device_number) {
   return {};
 }
 
-bool IsShardName(const std::string& name) {
-  return name.find(".tfrecord") != std::string::npos && name.find(".idx") == std::string::npos &&
-         name.find(kTemporarySuffix) == std::string::npos && name[0] != '.';
-}
-
 }  // namespace
 
 bool StorageInfo::any_rotational() const {
@@ -106,7 +102,7 @@ ShardList ListShards(const std::string& path) {
   if (IsDirectory(path)) {
     for (const std::string& name : ListDirectory(path)) {
       std::string file = JoinPath(path, name);
-      if (IsShardName(name) && !IsDirectory(file)) shards.files.push_back(file);
+      if (pipeline::HasTfRecordName(name) && !IsDirectory(file)) shards.files.push_back(file);
     }
   } else if (PathExists(path)) {
     shards.files.push_back(path);

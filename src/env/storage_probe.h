@@ -39,8 +39,8 @@ struct ShardList {
   // Mean record size from up to 8 of the index files; nullopt without index files.
   std::optional<double> mean_record_bytes;
 };
-// The TFRecord shards of `path` (a file, or a folder of *.tfrecord* files, not
-// recursive, index and temporary files left out).
+// The TFRecord shards of `path`: a file, or a folder's files with TFRecord names
+// (pipeline::HasTfRecordName: not recursive, index and temporary files left out).
 ShardList ListShards(const std::string& path);
 
 }  // namespace imgpipe::env

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "pipeline/tfrecord_files.h"
 #include "record/crc32c.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -9,46 +10,40 @@
 namespace imgpipe::extract {
 namespace {
 
-// Whether `s` ends with `suffix`.
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The *.tfrecord files of `dir` (names starting with "SPLIT-" when `split` is set),
-// sorted bytewise by name.
-std::vector<std::string> TfRecordFilesIn(const std::string& dir, const std::string& split) {
-  std::vector<std::string> files;
-  for (const std::string& name : ListDirectory(dir)) {
-    if (!EndsWith(name, ".tfrecord") || name[0] == '.') continue;
-    if (!split.empty() && name.rfind(split + "-", 0) != 0) continue;
-    files.push_back(JoinPath(dir, name));
-  }
-  return files;  // ListDirectory sorts
+// Whether `data` is read as TFRecord input: a folder (of shards, or else of class
+// sub-folders, see ResolveDataSource), a TFRecord file, or a glob pattern.
+bool IsDataSource(const std::string& data) {
+  if (IsDirectory(data)) return true;
+  if (!PathExists(data)) return data.find_first_of("*?[") != std::string::npos;
+  return pipeline::HasTfRecordName(BaseName(data)) || pipeline::HasTfRecordFrame(data);
 }
 
 }  // namespace
 
-ExtractPlan MakeExtractPlan(const std::string& data, const std::string& split, size_t shard_rows) {
+ExtractPlan MakeExtractPlan(const std::string& data, const std::string& split, size_t shard_rows,
+                            const pipeline::DataSourceOptions& options) {
   if (shard_rows == 0) throw Error("--shard-rows must be at least 1");
   ExtractPlan plan;
   plan.data = data;
-  if (IsDirectory(data) && !TfRecordFilesIn(data, "").empty()) {
-    plan.kind = InputKind::kTfRecord;
-    std::vector<std::string> files = TfRecordFilesIn(data, split);
-    if (files.empty()) {
-      throw Error(data + ": no " + split + "-*.tfrecord files (--split " + split + ")");
+  if (IsDataSource(data)) {
+    const pipeline::DataSource source = pipeline::ResolveDataSource(data, options);
+    if (source.layout != pipeline::DataLayout::kImageFolder) {
+      plan.kind = InputKind::kTfRecord;
+      plan.schema = source.schema;
+      plan.description = source.Describe();
+      const std::vector<std::string> files = source.Paths(split);
+      for (size_t i = 0; i < files.size(); ++i) {
+        PlannedShard shard;
+        shard.index = i;
+        shard.tfrecord_file = files[i];
+        shard.tfrecord_bytes = FileSize(files[i]);
+        plan.shards.push_back(shard);
+      }
+      return plan;
     }
-    for (size_t i = 0; i < files.size(); ++i) {
-      PlannedShard shard;
-      shard.index = i;
-      shard.tfrecord_file = files[i];
-      shard.tfrecord_bytes = FileSize(files[i]);
-      plan.shards.push_back(shard);
-    }
-    return plan;
   }
   if (!split.empty()) {
-    throw Error(data + ": --split selects TFRecord files, but this holds no *.tfrecord files");
+    throw Error(data + ": --split selects TFRecord files, but this holds no TFRecord files");
   }
   plan.kind = InputKind::kImages;
   plan.images = ListInputs(data);

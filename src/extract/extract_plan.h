@@ -3,8 +3,9 @@
 // or timing), so every worker and every resumed run computes the same one.
 //
 // Row order:
-//   TFRecord input (DIR/*.tfrecord, or DIR/SPLIT-*.tfrecord): files sorted bytewise by
-//     name; output shard k is input file k, one row per record in file order.
+//   TFRecord input (--data as pipeline/data_source.h resolves it; with --split, only
+//     that split's files): files sorted bytewise by name; output shard k is input file
+//     k, one row per record in file order.
 //   Image folder (one sub-folder per class) or CSV/JSONL manifest: images sorted by
 //     their name (path relative to the folder); output shard k is images
 //     [k * shard_rows, (k + 1) * shard_rows).
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/data_source.h"
 #include "pipeline/input_list.h"
 
 namespace imgpipe::extract {
@@ -35,13 +37,17 @@ struct ExtractPlan {
   InputKind kind = InputKind::kTfRecord;
   std::string data;    // --data as given
   InputList images;    // kImages: every image, sorted by name
+  pipeline::RecordSchema schema;  // kTfRecord: how its records are read
+  std::string description;        // kTfRecord: DataSource::Describe(), for the user
   std::vector<PlannedShard> shards;
 };
 
-// The plan for --data `data`: a folder holding *.tfrecord files (only `split`-*.tfrecord
-// when `split` is not empty), else an image folder or manifest (ListInputs). Throws
-// Error when there is nothing to read or `split` is given for images.
-ExtractPlan MakeExtractPlan(const std::string& data, const std::string& split, size_t shard_rows);
+// The plan for --data `data`: TFRecord shards as ResolveDataSource(data, options) finds
+// them (only split `split`'s when not empty), else an image folder or manifest
+// (ListInputs). Throws Error when there is nothing to read, `split` has no files, or
+// `split` is given for images.
+ExtractPlan MakeExtractPlan(const std::string& data, const std::string& split, size_t shard_rows,
+                            const pipeline::DataSourceOptions& options = {});
 
 // What shard `shard` reads, as JSON: {"tfrecord": NAME, "bytes": N} or
 // {"images": [first, count], "crc32c": C}. Equal JSON means equal input.

@@ -3,17 +3,35 @@
 #include <gtest/gtest.h>
 
 #include "extract/extract_test_util.h"
+#include "record/example.h"
+#include "record/tfrecord_writer.h"
 #include "util/error.h"
 #include "util/file.h"
 
 namespace imgpipe::extract {
 namespace {
 
+// A one-record TFRecord file at `path` (an Example with image/encoded); its size.
+uint64_t WriteOneRecordFile(const std::string& path) {
+  Example example;
+  AddBytesFeature(example.mutable_features(), "image/encoded", "jpeg");
+  std::unique_ptr<WritableFile> file = OpenWritableFile(path);
+  TfRecordWriter writer(*file);
+  writer.Write(SerializeExample(example));
+  writer.Close();
+  file->Close();
+  return FileSize(path);
+}
+
 TEST(ExtractPlan, TfRecordFilesSortedOneShardEach) {
   std::string dir = FreshTestDir("plan_tfrecord");
+  uint64_t bytes = 0;
   for (const char* name : {"validation-00000-of-00001.tfrecord", "train-00001-of-00002.tfrecord",
-                           "train-00000-of-00002.tfrecord", "train-00000-of-00002.tfrecord.idx",
-                           "labels.txt", "train-00000-of-00002.tfrecord.123.tmp"}) {
+                           "train-00000-of-00002.tfrecord"}) {
+    bytes = WriteOneRecordFile(JoinPath(dir, name));
+  }
+  for (const char* name : {"train-00000-of-00002.tfrecord.idx", "labels.txt",
+                           "train-00000-of-00002.tfrecord.123.tmp"}) {
     WriteFileAtomic(JoinPath(dir, name), std::string(7, 'x'));
   }
   ExtractPlan all = MakeExtractPlan(dir, "", 10);
@@ -23,9 +41,10 @@ TEST(ExtractPlan, TfRecordFilesSortedOneShardEach) {
   EXPECT_EQ(BaseName(all.shards[1].tfrecord_file), "train-00001-of-00002.tfrecord");
   EXPECT_EQ(BaseName(all.shards[2].tfrecord_file), "validation-00000-of-00001.tfrecord");
   EXPECT_EQ(all.shards[2].index, 2u);
-  EXPECT_EQ(all.shards[2].tfrecord_bytes, 7u);
+  EXPECT_EQ(all.shards[2].tfrecord_bytes, bytes);
+  EXPECT_EQ(all.schema.image_key, "image/encoded");
   EXPECT_EQ(ShardInputJson(all, all.shards[1]),
-            (nlohmann::json{{"tfrecord", "train-00001-of-00002.tfrecord"}, {"bytes", 7}}));
+            (nlohmann::json{{"tfrecord", "train-00001-of-00002.tfrecord"}, {"bytes", bytes}}));
 
   ExtractPlan validation = MakeExtractPlan(dir, "validation", 10);
   ASSERT_EQ(validation.shards.size(), 1u);

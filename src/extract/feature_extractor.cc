@@ -10,11 +10,13 @@
 #include "extract/feature_model.h"
 #include "image/presets.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/record_schema.h"
 #include "record/example.h"
 #include "record/image_feature_keys.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/logging.h"
 #include "util/thread_pool.h"
 
 namespace imgpipe::extract {
@@ -67,6 +69,8 @@ Sample MakeRow(const EvalPreset& preset, const MapContext& c, const std::string&
   sample.offset = offset;
   try {
     decode(&info, sample.pixels.data());
+  } catch (const pipeline::LabelOutOfRange&) {
+    throw;  // a wrong data set or --label-offset, not a bad row
   } catch (const DataError& e) {
     info.failure = RowFailure{c.index, file, offset, info.id, e.reason()};
   } catch (const Error& e) {
@@ -78,23 +82,22 @@ Sample MakeRow(const EvalPreset& preset, const MapContext& c, const std::string&
   return sample;
 }
 
-// A TFRecord record (a tf.train.Example from imgpipe convert or TensorFlow) -> its row.
+// A TFRecord record (a tf.train.Example from imgpipe convert or TensorFlow, read by
+// `schema`) -> its row.
 MapFunction<Record, Sample> TfRecordRowFunction(const EvalPreset& preset,
+                                                const pipeline::RecordSchema& schema,
                                                 std::shared_ptr<RowTable> table) {
-  return [preset, table](Record&& record, const MapContext& c) {
+  return [preset, schema, table](Record&& record, const MapContext& c) {
     RowInfo info;
     info.id = BaseName(record.source) + ":" + std::to_string(record.offset);
     return MakeRow(preset, c, record.source, record.offset, std::move(info), *table,
                    [&](RowInfo* row, uint8_t* pixels) {
       Example example = ParseExample(record.data, record.source, record.offset);
       if (auto name = GetBytesFeature(example.features(), image_keys::kFilename)) row->id = *name;
-      row->label = GetInt64Feature(example.features(), image_keys::kLabel).value_or(-1);
-      auto encoded = GetBytesFeature(example.features(), image_keys::kEncoded);
-      if (!encoded) {
-        throw DataError(record.source, record.offset,
-                        std::string("record has no bytes feature ") + image_keys::kEncoded);
-      }
-      ApplyEvalPreset(*encoded, record.source, preset, pixels);
+      if (auto name = GetBytesFeature(example.features(), "file_name")) row->id = *name;  // TFDS
+      pipeline::ImageView image = ViewImage(example.features(), schema, record.source, record.offset);
+      row->label = image.label;
+      ApplyEvalPreset(image.bytes, record.source, preset, pixels);
     });
   };
 }
@@ -137,7 +140,7 @@ ShardResult ExtractShard(const ShardJob& job, ShardArrays* arrays,
     if (job.plan->kind == InputKind::kTfRecord) {
       return Pipeline<Record>(pipeline::TfRecordFiles(
                                   pipeline::FromVector<std::string>({job.shard->tfrecord_file})))
-          .Map(TfRecordRowFunction(job.preset, table), pipeline::kAutotune, "map(extract_row)");
+          .Map(TfRecordRowFunction(job.preset, job.plan->schema, table), pipeline::kAutotune, "map(extract_row)");
     }
     auto first = job.plan->images.images.begin() + static_cast<ptrdiff_t>(job.shard->first_image);
     auto images = std::make_shared<const std::vector<InputImage>>(
@@ -220,7 +223,8 @@ ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCa
   const ModelDescription& model_info = model->description();
   const int image_size = options.image_size > 0 ? options.image_size : model_info.image_size;
   const int64_t dimension = OutputDimension(*model, image_size);
-  ExtractPlan plan = MakeExtractPlan(options.data, options.split, options.shard_rows);
+  ExtractPlan plan = MakeExtractPlan(options.data, options.split, options.shard_rows, options.source);
+  if (options.worker == 0 && !plan.description.empty()) LogInfo(plan.description);
   json shard_inputs = json::array();
   for (const PlannedShard& shard : plan.shards) shard_inputs.push_back(ShardInputJson(plan, shard));
   json plan_doc{{"format", "imgpipe.extract.plan.v1"},

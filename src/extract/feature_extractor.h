@@ -16,11 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/data_source.h"
+
 namespace imgpipe::extract {
 
 struct ExtractOptions {
-  std::string data;    // folder of *.tfrecord files, or image folder / manifest
-  std::string split;   // TFRecord input: only SPLIT-*.tfrecord; empty: all *.tfrecord
+  std::string data;    // --data (pipeline/data_source.h), or an image manifest
+  std::string split;   // TFRecord input: only split SPLIT's files; empty: every file
+  pipeline::DataSourceOptions source;  // --image-key, --label-key, --label-offset
   std::string model;   // imgpipe checkpoint or TorchScript file
   std::string output;  // output folder (created)
   std::string layer = "penultimate";  // "penultimate", "logits" or a submodule name

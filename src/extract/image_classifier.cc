@@ -4,6 +4,7 @@
 
 #include "extract/feature_model.h"
 #include "image/presets.h"
+#include "pipeline/data_source.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/thread_pool.h"
@@ -11,13 +12,20 @@
 namespace imgpipe::extract {
 namespace {
 
-// The class names to print: the labels file's, else the checkpoint's, else indices.
+// The class names to print: the labels file's (or a data folder's, as ResolveDataSource
+// finds them), else the checkpoint's, else indices.
 std::vector<std::string> ClassNames(const ClassifyOptions& options, const ModelDescription& model,
                                     int64_t num_classes, std::string* source) {
   std::vector<std::string> names;
   if (!options.labels_file.empty()) {
-    names = ReadLabelsFile(options.labels_file);
-    *source = "labels file";
+    if (IsDirectory(options.labels_file)) {
+      const pipeline::DataSource data = pipeline::ResolveDataSource(options.labels_file);
+      names = data.class_names;
+      *source = "data folder (" + (data.class_names_from.empty() ? "no names" : data.class_names_from) + ")";
+    } else {
+      names = ReadLabelsFile(options.labels_file);
+      *source = "labels file";
+    }
     if (static_cast<int64_t>(names.size()) != num_classes) {
       throw Error(options.labels_file + ": " + std::to_string(names.size()) + " class names, but " +
                   model.path + " has " + std::to_string(num_classes) + " classes");

@@ -10,7 +10,8 @@ namespace imgpipe::extract {
 
 struct ClassifyOptions {
   std::string model;        // imgpipe checkpoint or TorchScript file (its forward: logits)
-  std::string labels_file;  // one class name per line; empty: the checkpoint's, or indices
+  std::string labels_file;  // one class name per line, or a --data folder (its class
+                            // names); empty: the checkpoint's, or indices
   int top_k = 5;            // at most the number of classes
   int image_size = 0;       // eval crop; 0: the checkpoint's, 224 for TorchScript
   size_t batch_size = 32;
@@ -30,7 +31,7 @@ struct ImageClassification {
 };
 
 struct ClassifyResult {
-  std::string label_source;  // "labels file", "checkpoint" or "indices"
+  std::string label_source;  // "labels file", "data folder (...)", "checkpoint" or "indices"
   int64_t num_classes = 0;
   std::vector<ImageClassification> images;  // in the order given
 };

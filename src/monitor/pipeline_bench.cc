@@ -25,6 +25,7 @@ pipeline::ImagePipelineConfig ShardsConfig(const LadderConfig& config, int map_p
   shards.batch_size = config.batch_size;
   shards.repeat = true;
   shards.map_parallelism = map_parallelism;
+  shards.schema = config.schema;
   return shards;
 }
 
@@ -105,7 +106,7 @@ CeilingCheck RunCeilingCheck(const LadderConfig& config, const BenchOptions& opt
   CeilingCheck check;
   check.rounds = rounds;
   check.threads = options.threads > 0 ? options.threads : AvailableCpus();
-  const std::vector<std::string> encoded = LoadEncodedImages(config.tfrecord_files, 1000);
+  const std::vector<std::string> encoded = LoadEncodedImages(config.tfrecord_files, 1000, config.schema);
   const Pipeline<Batch> best = BestLadderPipeline(config);
   std::vector<double> single, loops, piped;
   for (int round = 0; round < rounds; ++round) {
@@ -148,14 +149,14 @@ double PresetLoopRate(const std::vector<std::string>& encoded_images, const Trai
 }
 
 std::vector<std::string> LoadEncodedImages(const std::vector<std::string>& tfrecord_files,
-                                           size_t max_images) {
+                                           size_t max_images, const pipeline::RecordSchema& schema) {
   std::vector<std::string> images;
   for (const std::string& file : tfrecord_files) {
     TfRecordReader reader(file);
     std::string data;
     while (images.size() < max_images && reader.Next(&data)) {
       pipeline::Record record{std::move(data), file, reader.record_offset()};
-      images.push_back(pipeline::ExtractEncodedImage(std::move(record)).bytes);
+      images.push_back(pipeline::ExtractEncodedImage(std::move(record), schema).bytes);
     }
   }
   return images;

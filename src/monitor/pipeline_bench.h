@@ -36,6 +36,7 @@ BenchResult RunPipelineBench(const pipeline::Pipeline<pipeline::Batch>& batches,
 struct LadderConfig {
   std::string images_dir;                  // folder of class sub-folders (row 1)
   std::vector<std::string> tfrecord_files; // the same images as TFRecord shards (rows 2-4)
+  pipeline::RecordSchema schema;           // their records' keys (DataSource::schema)
   TrainPreset preset;
   size_t batch_size = 64;
 };
@@ -69,8 +70,9 @@ CeilingCheck RunCeilingCheck(const LadderConfig& config, const BenchOptions& opt
 double PresetLoopRate(const std::vector<std::string>& encoded_images, const TrainPreset& preset,
                       int threads, double seconds);
 
-// Up to `max_images` encoded images from `tfrecord_files` (image/encoded).
+// Up to `max_images` encoded images from `tfrecord_files`, read by `schema`.
 std::vector<std::string> LoadEncodedImages(const std::vector<std::string>& tfrecord_files,
-                                           size_t max_images);
+                                           size_t max_images,
+                                           const pipeline::RecordSchema& schema = {});
 
 }  // namespace imgpipe

@@ -43,29 +43,20 @@ Pipeline<Record> Records(const ImagePipelineConfig& config, bool shuffle) {
 namespace {
 
 // The encoded image and label of a record, viewed in place: in the record's data (an
-// image file), or in `example` (parsed from it), which must outlive the view.
-struct EncodedImageView {
-  std::string_view bytes;
-  int64_t label = -1;
-};
-EncodedImageView ViewEncodedImage(const Record& record, Example* example) {
+// image file), or in `example` (parsed from it, read by `schema`), which must outlive
+// the view.
+ImageView ViewEncodedImage(const Record& record, const RecordSchema& schema, Example* example) {
   if (record.origin == RecordOrigin::kFile) return {record.data, record.label};
   *example = ParseExample(record.data, record.source, record.offset);
-  auto bytes = GetBytesFeature(example->features(), image_keys::kEncoded);
-  if (!bytes) {
-    throw DataError(record.source, record.offset,
-                    std::string("record has no bytes feature ") + image_keys::kEncoded);
-  }
-  auto label = GetInt64Feature(example->features(), image_keys::kLabel);
-  return {*bytes, label.value_or(-1)};
+  return ViewImage(example->features(), schema, record.source, record.offset);
 }
 
 }  // namespace
 
-EncodedImage ExtractEncodedImage(Record&& record) {
+EncodedImage ExtractEncodedImage(Record&& record, const RecordSchema& schema) {
   if (record.origin == RecordOrigin::kFile) return {std::move(record.data), record.label};
   Example example;
-  EncodedImageView view = ViewEncodedImage(record, &example);
+  ImageView view = ViewEncodedImage(record, schema, &example);
   return {std::string(view.bytes), view.label};
 }
 
@@ -73,10 +64,10 @@ namespace {
 
 // The writer of `bytes`-byte samples: `preprocess(encoded, path, seed, out)` writes them.
 template <typename Preprocess>
-SampleWriter WriterOf(size_t bytes, Preprocess preprocess) {
-  auto write = [preprocess](Record&& record, const MapContext& c, uint8_t* out) {
+SampleWriter WriterOf(size_t bytes, const RecordSchema& schema, Preprocess preprocess) {
+  auto write = [preprocess, schema](Record&& record, const MapContext& c, uint8_t* out) {
     Example example;  // holds the bytes the view points into
-    EncodedImageView image = ViewEncodedImage(record, &example);
+    ImageView image = ViewEncodedImage(record, schema, &example);
     RethrowWithOffset(record.source, record.offset,
                       [&] { preprocess(image.bytes, record.source, c.seed, out); });
     return image.label;
@@ -86,24 +77,26 @@ SampleWriter WriterOf(size_t bytes, Preprocess preprocess) {
 
 }  // namespace
 
-SampleWriter TrainSampleWriter(const TrainPreset& preset) {
-  return WriterOf(OutputBytes(preset.layout, preset.size),
+SampleWriter TrainSampleWriter(const TrainPreset& preset, const RecordSchema& schema) {
+  return WriterOf(OutputBytes(preset.layout, preset.size), schema,
                   [preset](std::string_view encoded, const std::string& path, uint64_t seed,
                            void* out) { ApplyTrainPreset(encoded, path, preset, seed, out); });
 }
 
-SampleWriter EvalSampleWriter(const EvalPreset& preset) {
-  return WriterOf(OutputBytes(preset.layout, preset.crop_size),
+SampleWriter EvalSampleWriter(const EvalPreset& preset, const RecordSchema& schema) {
+  return WriterOf(OutputBytes(preset.layout, preset.crop_size), schema,
                   [preset](std::string_view encoded, const std::string& path, uint64_t,
                            void* out) { ApplyEvalPreset(encoded, path, preset, out); });
 }
 
-MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset) {
-  return SampleFunctionOf(TrainSampleWriter(preset));
+MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset,
+                                                const RecordSchema& schema) {
+  return SampleFunctionOf(TrainSampleWriter(preset, schema));
 }
 
-MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset) {
-  return SampleFunctionOf(EvalSampleWriter(preset));
+MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset,
+                                               const RecordSchema& schema) {
+  return SampleFunctionOf(EvalSampleWriter(preset, schema));
 }
 
 namespace {
@@ -124,18 +117,18 @@ Pipeline<Batch> ShuffledBatches(const ImagePipelineConfig& config, SampleWriter 
 }  // namespace
 
 Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const TrainPreset& preset) {
-  return ShuffledBatches(config, TrainSampleWriter(preset), "map(train_preset)");
+  return ShuffledBatches(config, TrainSampleWriter(preset, config.schema), "map(train_preset)");
 }
 
 Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const EvalPreset& preset) {
-  return ShuffledBatches(config, EvalSampleWriter(preset), "map(eval_preset)");
+  return ShuffledBatches(config, EvalSampleWriter(preset, config.schema), "map(eval_preset)");
 }
 
 Pipeline<Batch> EvalPipeline(const ImagePipelineConfig& config, const EvalPreset& preset) {
   Pipeline<Record> records = Records(config, /*shuffle=*/false);
   if (config.repeat) records = records.Repeat();
   return records
-      .MapAndBatch(EvalSampleWriter(preset), config.map_parallelism, "map(eval_preset)",
+      .MapAndBatch(EvalSampleWriter(preset, config.schema), config.map_parallelism, "map(eval_preset)",
                    config.batch_size, /*drop_remainder=*/false)
       .Prefetch(config.prefetch);
 }

@@ -8,25 +8,29 @@
 
 #include "image/presets.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/record_schema.h"
 
 namespace imgpipe::pipeline {
 
 // The encoded image and label of a record: a whole image file (ImageFiles) as it is, or
-// a tf.train.Example with image/encoded and image/class/label (imgpipe convert's and
-// TensorFlow's keys). Throws DataError naming the record's file and offset otherwise.
+// a tf.train.Example read by `schema` (default: image/encoded and image/class/label,
+// imgpipe convert's and TensorFlow's keys). Throws as ViewImage (record_schema.h).
 struct EncodedImage {
   std::string bytes;
   int64_t label = -1;
 };
-EncodedImage ExtractEncodedImage(Record&& record);
+EncodedImage ExtractEncodedImage(Record&& record, const RecordSchema& schema = {});
 
 // A record's sample with the train preset (random choices from the element's seed),
-// written in place (map_and_batch) or as a Sample of its own (map).
-SampleWriter TrainSampleWriter(const TrainPreset& preset);
-MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset);
+// written in place (map_and_batch) or as a Sample of its own (map); records read by
+// `schema`.
+SampleWriter TrainSampleWriter(const TrainPreset& preset, const RecordSchema& schema = {});
+MapFunction<Record, Sample> TrainSampleFunction(const TrainPreset& preset,
+                                                const RecordSchema& schema = {});
 // The same with the eval preset.
-SampleWriter EvalSampleWriter(const EvalPreset& preset);
-MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset);
+SampleWriter EvalSampleWriter(const EvalPreset& preset, const RecordSchema& schema = {});
+MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset,
+                                               const RecordSchema& schema = {});
 
 struct ImagePipelineConfig {
   // TFRecord files (glob patterns), or one folder of class sub-folders (ImageFiles).
@@ -42,6 +46,7 @@ struct ImagePipelineConfig {
   int shard_index = 0;
   ShardPolicy shard_policy = ShardPolicy::kAuto;
   bool repeat = false;  // endless: the records repeat, pass after pass (benchmarks)
+  RecordSchema schema;  // the records' image and label keys (DataSource::schema)
 };
 
 // list_files -> (shard) -> interleave(tfrecord) -> shuffle -> map(train preset) -> batch

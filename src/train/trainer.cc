@@ -8,6 +8,7 @@
 #include "env/gpu_sampler.h"
 #include "image/presets.h"
 #include "monitor/tensorboard_writer.h"
+#include "pipeline/data_source.h"
 #include "pipeline/image_samples.h"
 #include "record/crc32c.h"
 #include "record/index.h"
@@ -18,6 +19,7 @@
 #include "train/models.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/logging.h"
 #include "util/thread_pool.h"
 #include "util/trace.h"
 
@@ -30,13 +32,15 @@ using nlohmann::json;
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // ---------------------------------------------------------------------------------
-// The data set: convert's output folder.
+// The data set: --data resolved by pipeline::ResolveDataSource.
 
 struct DataSet {
   std::vector<std::string> train_files;
   std::vector<std::string> validation_files;
   int64_t train_records = 0;
   std::vector<std::string> class_names;
+  pipeline::RecordSchema schema;
+  std::string description;  // what was found and chosen (printed once, by rank 0)
 };
 
 // Records in `file`: its .idx file's entry count when there is one, else a scan.
@@ -50,30 +54,25 @@ int64_t CountRecords(const std::string& file) {
   return n;
 }
 
-std::vector<std::string> FilesOrNone(const std::string& pattern) {
-  try {
-    return pipeline::MatchFiles({pattern});
-  } catch (const Error&) {
-    return {};
+// The train files (split train; every file when no name says a split), the validation
+// files (split validation, else test), the classes and the schema of `data`.
+DataSet FindDataSet(const std::string& data, const pipeline::DataSourceOptions& options) {
+  const pipeline::DataSource source = pipeline::ResolveDataSource(data, options);
+  if (source.layout == pipeline::DataLayout::kImageFolder) {
+    throw Error(data + ": an image folder; imgpipe train reads TFRecord shards (make them with "
+                "imgpipe convert --input " + data + ")");
   }
-}
-
-DataSet FindDataSet(const std::string& dir) {
+  if (source.schema.label_key.empty()) throw Error(data + ": the records have no labels (--label-key)");
   DataSet d;
-  d.train_files = FilesOrNone(JoinPath(dir, "train-*.tfrecord"));
-  if (d.train_files.empty()) {
-    throw std::invalid_argument("no train-*.tfrecord files in '" + dir +
-                                "' (make them with imgpipe convert --split train=...)");
-  }
-  d.validation_files = FilesOrNone(JoinPath(dir, "validation-*.tfrecord"));
+  const bool unsplit = !source.HasSplit("train") && !source.HasSplit("validation") &&
+                       !source.HasSplit("test");
+  d.train_files = unsplit ? source.Paths() : source.Paths("train");
+  if (source.HasSplit("validation")) d.validation_files = source.Paths("validation");
+  else if (source.HasSplit("test")) d.validation_files = source.Paths("test");
   for (const std::string& f : d.train_files) d.train_records += CountRecords(f);
-  std::string labels = JoinPath(dir, "labels.txt");
-  if (PathExists(labels)) {
-    std::istringstream lines(ReadFile(labels));
-    for (std::string line; std::getline(lines, line);) {
-      if (!line.empty()) d.class_names.push_back(line);
-    }
-  }
+  d.class_names = source.class_names;
+  d.schema = source.schema;
+  d.description = source.Describe();
   return d;
 }
 
@@ -284,11 +283,13 @@ void Trainer::SetUp() {
     num_classes_ = o_.classes > 0 ? o_.classes : 10;
     steps_per_epoch_ = o_.max_steps > 0 ? o_.max_steps : 20;
   } else {
-    data_ = FindDataSet(o_.data_dir);
-    num_classes_ = static_cast<int64_t>(data_.class_names.size());
-    if (o_.classes > 0) num_classes_ = o_.classes;
+    data_ = FindDataSet(o_.data_dir, o_.source);
+    if (env_.rank == 0) LogInfo(data_.description);
+    num_classes_ = data_.schema.num_classes;
+    if (o_.classes > 0) num_classes_ = data_.schema.num_classes = o_.classes;
     if (num_classes_ < 2) {
-      throw std::invalid_argument("'" + o_.data_dir + "' has no labels.txt with 2 or more classes");
+      throw std::invalid_argument("'" + o_.data_dir + "' has " + std::to_string(num_classes_) +
+                                  " class(es) (labels.txt, or the labels seen); training needs 2 or more");
     }
     steps_per_epoch_ = data_.train_records / o_.batch_size;
     if (steps_per_epoch_ == 0) {
@@ -466,6 +467,7 @@ json Trainer::Evaluate() {
   if (o_.synthetic || data_.validation_files.empty()) return json::object();
   pipeline::ImagePipelineConfig config;
   config.patterns = data_.validation_files;
+  config.schema = data_.schema;
   config.batch_size = static_cast<size_t>(replica_batch_);
   config.num_shards = env_.world_size;
   config.shard_index = env_.rank;
@@ -546,6 +548,7 @@ json Trainer::Run() {
   } else {
     pipeline::ImagePipelineConfig config;
     config.patterns = data_.train_files;
+    config.schema = data_.schema;
     config.batch_size = static_cast<size_t>(replica_batch_);
     config.num_shards = env_.world_size;
     config.shard_index = env_.rank;

@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "pipeline/data_source.h"
 #include "train/distributed.h"
 
 namespace imgpipe::train {
 
 struct TrainOptions {
-  std::string data_dir;      // convert's output: train-*.tfrecord, validation-*.tfrecord, labels.txt
+  std::string data_dir;      // --data (pipeline/data_source.h): shards of splits train, validation
+  pipeline::DataSourceOptions source;  // --image-key, --label-key, --label-offset
   std::string model = "resnet18";
   int epochs = 1;
   int64_t batch_size = 256;  // global: each of the world_size replicas takes batch/world

@@ -1,0 +1,25 @@
+// The options every subcommand that reads --data shares (--image-key, --label-key,
+// --label-offset), declared once, and the one report of how --data was resolved.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "pipeline/data_source.h"
+
+namespace imgpipe::cli {
+
+// Adds --image-key, --label-key and --label-offset to `cmd`, bound to `options`.
+void AddDataSourceOptions(CLI::App* cmd, pipeline::DataSourceOptions& options);
+
+// The doc string of --data: what it accepts (see README "What --data accepts").
+inline constexpr char kDataDoc[] =
+    "A folder of TFRecord shards (imgpipe convert's, TF-slim's train-00000-of-01024, "
+    "TFDS's NAME-train.tfrecord-00000-of-00001; found by name or content), a TFRecord "
+    "file or glob, or an image folder (class sub-folders)";
+
+// ResolveDataSource(data, options), with what it found and chose printed once to stderr.
+pipeline::DataSource ResolveAndReport(const std::string& data,
+                                      const pipeline::DataSourceOptions& options);
+
+}  // namespace imgpipe::cli
