@@ -1,0 +1,166 @@
+// The SIMD resize loops, written once over a vector type V and included only by
+// resize_sse41.cc (V = 128-bit SSE4.1) and resize_avx2.cc (V = 256-bit AVX2), each
+// compiled for its own ISA. Everything here is in an anonymous namespace, so that each
+// of those files keeps its own copy. Throws nothing.
+//
+// V provides: Vec; Shuffle, LoadShuffle(32 control bytes); kBytes; Zero, Load, Store,
+// Broadcast32, Add32, Madd (pmaddwd), ShiftHi (<< kSplitBits), ShiftRound
+// (>> kPrecisionBits, arithmetic), UnpackLo8, UnpackHi8,
+// Packs32, Packus16, each lane by lane as the SSE instruction of that name;
+// MaddGroup(p, w, shuffle, hi, lo), which adds the four taps of a horizontal group
+// (16 bytes at p, weights w in the kGroupInt16 layout) to hi and lo, channel c in
+// 32-bit element c of some 128-bit lane; ReduceTo128, the sum of the 128-bit lanes.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "image/resize_kernels.h"
+
+namespace imgpipe::resize_internal {
+namespace {
+
+// Fills the 32-byte pshufb control that turns 16 bytes holding 4 pixels of `channels`
+// bytes into int16 pairs: half h (taps 2h, 2h + 1), int16 2c + t: channel c of tap
+// 2h + t, zero for c >= channels.
+inline void PairShuffle(int channels, uint8_t* control) {
+  for (int half = 0; half < 2; ++half) {
+    for (int j = 0; j < 8; ++j) {
+      const int c = j / 2, tap = 2 * half + j % 2;
+      control[16 * half + 2 * j] = c < channels ? static_cast<uint8_t>(tap * channels + c) : 0x80;
+      control[16 * half + 2 * j + 1] = 0x80;
+    }
+  }
+}
+
+// Returns the pshufb control that keeps the first C bytes of each of 4 32-bit pixels.
+template <int C>
+inline __m128i CompactShuffle() {
+  alignas(16) uint8_t control[16];
+  for (int i = 0; i < 16; ++i) control[i] = i < 4 * C ? static_cast<uint8_t>(i / C * 4 + i % C) : 0x80;
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(control));
+}
+
+// Stores the first n (1 to 4) pixels of C bytes from `bytes`.
+template <int C>
+inline void StorePixels(uint8_t* out, __m128i bytes, int n) {
+  if (n == 4 && C == 4) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
+  } else if (n == 4 && C >= 2) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+    if (C == 3) {
+      const int32_t last = _mm_extract_epi32(bytes, 2);
+      std::memcpy(out + 8, &last, 4);
+    }
+  } else {
+    alignas(16) uint8_t all[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(all), bytes);
+    std::memcpy(out, all, static_cast<size_t>(n) * C);
+  }
+}
+
+// Returns output pixel i of the row at `in` as 32-bit channels, rounded and shifted
+// (not yet clipped).
+template <class V, int C>
+inline __m128i Pixel(const uint8_t* in, const CoefficientView& k, int i,
+                     const typename V::Shuffle& shuffle) {
+  const uint8_t* p = in + static_cast<size_t>(k.first[i]) * C;
+  const int16_t* w = k.packed + static_cast<size_t>(i) * k.groups * kGroupInt16;
+  const int groups = (k.count[i] + kGroupTaps - 1) / kGroupTaps;
+  typename V::Vec hi = V::Zero(), lo = V::Zero();
+  for (int g = 0; g < groups; ++g) {
+    V::MaddGroup(p + g * kGroupTaps * C, w + g * kGroupInt16, shuffle, hi, lo);
+  }
+  const __m128i sum = V::ReduceTo128(V::Add32(V::ShiftHi(hi), lo));
+  return _mm_srai_epi32(_mm_add_epi32(sum, _mm_set1_epi32(kHalf)), kPrecisionBits);
+}
+
+// The horizontal pass for C channels, four output pixels per store.
+template <class V, int C>
+void Rows(const RowPass& pass) {
+  alignas(32) uint8_t control[32];
+  PairShuffle(C, control);
+  const typename V::Shuffle shuffle = V::LoadShuffle(control);
+  const __m128i compact = CompactShuffle<C>();
+  for (int r = 0; r < pass.rows; ++r) {
+    const uint8_t* in = pass.src + r * pass.src_stride;
+    uint8_t* out = pass.dst + r * pass.dst_stride;
+    for (int i = pass.begin; i < pass.end; i += 4) {
+      const int n = pass.end - i < 4 ? pass.end - i : 4;
+      __m128i v[4];
+      for (int j = 0; j < 4; ++j) {
+        v[j] = j < n ? Pixel<V, C>(in, pass.k, i + j, shuffle) : _mm_setzero_si128();
+      }
+      // Saturation to int16 then to uint8 is Clip8.
+      const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(v[0], v[1]),
+                                             _mm_packs_epi32(v[2], v[3]));
+      StorePixels<C>(out + static_cast<size_t>(i) * C, _mm_shuffle_epi8(bytes, compact), n);
+    }
+  }
+}
+
+// The horizontal pass for any channel count.
+template <class V>
+void RowPassWith(const RowPass& pass) {
+  switch (pass.channels) {
+    case 1: return Rows<V, 1>(pass);
+    case 2: return Rows<V, 2>(pass);
+    case 3: return Rows<V, 3>(pass);
+    case 4: return Rows<V, 4>(pass);
+  }
+}
+
+// One output chunk of V::kBytes bytes of the vertical pass: n taps from `in` (rows
+// `stride` apart), weights as pair words (resize_kernels.h). Unpacking and packing go
+// lane by lane, so the bytes come back in order.
+template <class V>
+inline void ColumnChunk(const uint8_t* in, size_t stride, const int32_t* pair_words, int n,
+                        uint8_t* out) {
+  using Vec = typename V::Vec;
+  const Vec zero = V::Zero();
+  Vec hi[4] = {zero, zero, zero, zero}, lo[4] = {zero, zero, zero, zero};
+  for (int t = 0; t < n; t += 2) {
+    const Vec a = V::Load(in + t * stride);
+    const Vec b = t + 1 < n ? V::Load(in + (t + 1) * stride) : a;  // weight 0 if alone
+    const Vec w_hi = V::Broadcast32(pair_words + t);
+    const Vec w_lo = V::Broadcast32(pair_words + t + 1);
+    const Vec low = V::UnpackLo8(a, b), high = V::UnpackHi8(a, b);
+    const Vec q[4] = {V::UnpackLo8(low, zero), V::UnpackHi8(low, zero),
+                      V::UnpackLo8(high, zero), V::UnpackHi8(high, zero)};
+    for (int j = 0; j < 4; ++j) {
+      hi[j] = V::Add32(hi[j], V::Madd(q[j], w_hi));
+      lo[j] = V::Add32(lo[j], V::Madd(q[j], w_lo));
+    }
+  }
+  const Vec half = V::Broadcast32(&kHalf);
+  Vec v[4];
+  for (int j = 0; j < 4; ++j) {
+    v[j] = V::ShiftRound(V::Add32(V::Add32(V::ShiftHi(hi[j]), lo[j]), half));
+  }
+  V::Store(out, V::Packus16(V::Packs32(v[0], v[1]), V::Packs32(v[2], v[3])));
+}
+
+// The vertical pass; the last chunk of a row overlaps the one before it.
+template <class V>
+void ColumnPassWith(const ColumnPass& pass) {
+  const CoefficientView& k = pass.k;
+  const size_t chunk = V::kBytes;
+  for (int i = 0; i < pass.out_height; ++i) {
+    const uint8_t* in =
+        pass.src + static_cast<size_t>(k.first[i] - pass.row_offset) * pass.src_stride;
+    const int32_t* pair_words = k.pair_words + static_cast<size_t>(i) * k.pairs * 2;
+    uint8_t* out = pass.dst + i * pass.dst_stride;
+    size_t x = 0;
+    for (; x + chunk <= pass.row_bytes; x += chunk) {
+      ColumnChunk<V>(in + x, pass.src_stride, pair_words, k.count[i], out + x);
+    }
+    if (x < pass.row_bytes) {
+      x = pass.row_bytes - chunk;
+      ColumnChunk<V>(in + x, pass.src_stride, pair_words, k.count[i], out + x);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace imgpipe::resize_internal
