@@ -60,44 +60,85 @@ inline void StorePixels(uint8_t* out, __m128i bytes, int n) {
   }
 }
 
-// Returns output pixel i of the row at `in` as 32-bit channels, rounded and shifted
-// (not yet clipped).
-template <class V, int C>
-inline __m128i Pixel(const uint8_t* in, const CoefficientView& k, int i,
-                     const typename V::Shuffle& shuffle) {
-  const uint8_t* p = in + static_cast<size_t>(k.first[i]) * C;
-  const int16_t* w = k.packed + static_cast<size_t>(i) * k.groups * kGroupInt16;
-  const int groups = (k.count[i] + kGroupTaps - 1) / kGroupTaps;
-  typename V::Vec hi = V::Zero(), lo = V::Zero();
+// The horizontal coefficients, copied out of the pass so that stores through uint8_t
+// pointers do not force reloads.
+struct RowTables {
+  const int32_t* first;
+  const int32_t* count;
+  const int16_t* packed;
+  int groups;
+};
+
+// Sets out[r] to output pixel i of row in[r] (R rows, same coefficients) as 32-bit
+// channels, rounded and shifted (not yet clipped).
+template <class V, int C, int R>
+inline void Pixel(const uint8_t* const* in, const RowTables& t, int i,
+                  const typename V::Shuffle& shuffle, __m128i* out) {
+  const size_t offset = static_cast<size_t>(t.first[i]) * C;
+  const int16_t* w = t.packed + static_cast<size_t>(i) * t.groups * kGroupInt16;
+  const int groups = (t.count[i] + kGroupTaps - 1) / kGroupTaps;
+  typename V::Vec hi[R], lo[R];
+  for (int r = 0; r < R; ++r) hi[r] = lo[r] = V::Zero();
   for (int g = 0; g < groups; ++g) {
-    V::MaddGroup(p + g * kGroupTaps * C, w + g * kGroupInt16, shuffle, hi, lo);
+    for (int r = 0; r < R; ++r) {
+      V::MaddGroup(in[r] + offset + g * kGroupTaps * C, w + g * kGroupInt16, shuffle, hi[r],
+                   lo[r]);
+    }
   }
-  const __m128i sum = V::ReduceTo128(V::Add32(V::ShiftHi(hi), lo));
-  return _mm_srai_epi32(_mm_add_epi32(sum, _mm_set1_epi32(kHalf)), kPrecisionBits);
+  const __m128i half = _mm_set1_epi32(kHalf);
+  for (int r = 0; r < R; ++r) {
+    const __m128i sum = V::ReduceTo128(V::Add32(V::ShiftHi(hi[r]), lo[r]));
+    out[r] = _mm_srai_epi32(_mm_add_epi32(sum, half), kPrecisionBits);
+  }
 }
 
-// The horizontal pass for C channels, four output pixels per store.
+// Returns 4 pixels of 32-bit channels as C bytes each, clipped to 0..255 (saturation to
+// int16 then to uint8 is Clip8).
+template <int C>
+inline __m128i PackPixels(__m128i a, __m128i b, __m128i c, __m128i d, __m128i compact) {
+  return _mm_shuffle_epi8(_mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d)),
+                          compact);
+}
+
+// The horizontal pass over R rows from row r0, four output pixels per store.
+template <class V, int C, int R>
+void RowBlock(const RowPass& pass, int r0, const RowTables& t,
+              const typename V::Shuffle& shuffle, __m128i compact) {
+  const uint8_t* in[R];
+  uint8_t* out[R];
+  for (int r = 0; r < R; ++r) {
+    in[r] = pass.src + (r0 + r) * pass.src_stride;
+    out[r] = pass.dst + (r0 + r) * pass.dst_stride;
+  }
+  const int end = pass.end;
+  for (int i = pass.begin; i < end; i += 4) {
+    const int n = end - i < 4 ? end - i : 4;
+    __m128i v[4][R];
+    for (int j = 0; j < 4; ++j) {
+      if (j < n) {
+        Pixel<V, C, R>(in, t, i + j, shuffle, v[j]);
+      } else {
+        for (int r = 0; r < R; ++r) v[j][r] = _mm_setzero_si128();
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      StorePixels<C>(out[r] + static_cast<size_t>(i) * C,
+                     PackPixels<C>(v[0][r], v[1][r], v[2][r], v[3][r], compact), n);
+    }
+  }
+}
+
+// The horizontal pass for C channels, two rows at a time.
 template <class V, int C>
 void Rows(const RowPass& pass) {
   alignas(32) uint8_t control[32];
   PairShuffle(C, control);
   const typename V::Shuffle shuffle = V::LoadShuffle(control);
   const __m128i compact = CompactShuffle<C>();
-  for (int r = 0; r < pass.rows; ++r) {
-    const uint8_t* in = pass.src + r * pass.src_stride;
-    uint8_t* out = pass.dst + r * pass.dst_stride;
-    for (int i = pass.begin; i < pass.end; i += 4) {
-      const int n = pass.end - i < 4 ? pass.end - i : 4;
-      __m128i v[4];
-      for (int j = 0; j < 4; ++j) {
-        v[j] = j < n ? Pixel<V, C>(in, pass.k, i + j, shuffle) : _mm_setzero_si128();
-      }
-      // Saturation to int16 then to uint8 is Clip8.
-      const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(v[0], v[1]),
-                                             _mm_packs_epi32(v[2], v[3]));
-      StorePixels<C>(out + static_cast<size_t>(i) * C, _mm_shuffle_epi8(bytes, compact), n);
-    }
-  }
+  const RowTables t{pass.k.first, pass.k.count, pass.k.packed, pass.k.groups};
+  int r = 0;
+  for (; r + 2 <= pass.rows; r += 2) RowBlock<V, C, 2>(pass, r, t, shuffle, compact);
+  if (r < pass.rows) RowBlock<V, C, 1>(pass, r, t, shuffle, compact);
 }
 
 // The horizontal pass for any channel count.
