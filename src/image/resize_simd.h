@@ -128,7 +128,7 @@ void RowBlock(const RowPass& pass, int r0, const RowTables& t,
   }
 }
 
-// The horizontal pass for C channels, two rows at a time.
+// The horizontal pass for C channels, four rows at a time.
 template <class V, int C>
 void Rows(const RowPass& pass) {
   alignas(32) uint8_t control[32];
@@ -137,8 +137,8 @@ void Rows(const RowPass& pass) {
   const __m128i compact = CompactShuffle<C>();
   const RowTables t{pass.k.first, pass.k.count, pass.k.packed, pass.k.groups};
   int r = 0;
-  for (; r + 2 <= pass.rows; r += 2) RowBlock<V, C, 2>(pass, r, t, shuffle, compact);
-  if (r < pass.rows) RowBlock<V, C, 1>(pass, r, t, shuffle, compact);
+  for (; r + 4 <= pass.rows; r += 4) RowBlock<V, C, 4>(pass, r, t, shuffle, compact);
+  for (; r < pass.rows; ++r) RowBlock<V, C, 1>(pass, r, t, shuffle, compact);
 }
 
 // The horizontal pass for any channel count.
