@@ -111,7 +111,22 @@ void RowBlock(const RowPass& pass, int r0, const RowTables& t,
     out[r] = pass.dst + (r0 + r) * pass.dst_stride;
   }
   const int end = pass.end;
-  for (int i = pass.begin; i < end; i += 4) {
+  int i = pass.begin;
+  // Whole blocks of 4 pixels, packed two by two as they come (fewer live registers).
+  for (; i + 4 <= end; i += 4) {
+    __m128i a[R], b[R], first_two[R];
+    Pixel<V, C, R>(in, t, i, shuffle, a);
+    Pixel<V, C, R>(in, t, i + 1, shuffle, b);
+    for (int r = 0; r < R; ++r) first_two[r] = _mm_packs_epi32(a[r], b[r]);
+    Pixel<V, C, R>(in, t, i + 2, shuffle, a);
+    Pixel<V, C, R>(in, t, i + 3, shuffle, b);
+    for (int r = 0; r < R; ++r) {
+      const __m128i bytes = _mm_packus_epi16(first_two[r], _mm_packs_epi32(a[r], b[r]));
+      StorePixels<C>(out[r] + static_cast<size_t>(i) * C, _mm_shuffle_epi8(bytes, compact), 4);
+    }
+  }
+  // The last 1 to 3.
+  for (; i < end; i += 4) {
     const int n = end - i < 4 ? end - i : 4;
     __m128i v[4][R];
     for (int j = 0; j < 4; ++j) {
