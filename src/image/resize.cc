@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "image/resize_coefficients.h"
 #include "image/resize_kernels.h"
@@ -35,8 +36,8 @@ ResizeKernel KernelFromEnvironment() {
               "\"; expected auto, portable, sse4.1 or avx2.");
 }
 
-// The loops of one kernel: SIMD rows need RowSimdEnd's bound, SIMD columns rows of at
-// least column_min_bytes; the portable loops do the rest.
+// The loops of one kernel: SIMD rows need their loads within the row (RowSimdEnd),
+// SIMD columns rows of at least column_min_bytes; the portable loops do the rest.
 struct Loops {
   void (*rows)(const RowPass&) = nullptr;  // nullptr: portable only
   void (*columns)(const ColumnPass&) = nullptr;
@@ -56,17 +57,33 @@ Loops LoopsFor(ResizeKernel kernel) {
   return {};
 }
 
-// The horizontal pass over all output pixels: the kernel's loop where its loads fit,
-// the portable one for the rest (a few pixels at the right edge).
+// The horizontal pass of the kernel on pixels [begin, out_width), whose loads would
+// pass the end of the row: on a copy of the rows' ends, each padded with zeros (read
+// only with zero weights).
+void RunRowsOnPaddedCopy(const Loops& loops, const RowPass& pass, int in_width, int begin,
+                         int out_width) {
+  const int from = pass.k.first[begin];  // first[] never decreases
+  const size_t bytes = static_cast<size_t>(in_width - from) * pass.channels;
+  const size_t stride = bytes + static_cast<size_t>(pass.k.groups) * 4 * pass.channels + 16;
+  thread_local std::vector<uint8_t> copy;
+  copy.assign(stride * pass.rows, 0);
+  for (int r = 0; r < pass.rows; ++r) {
+    std::copy_n(pass.src + r * pass.src_stride + static_cast<size_t>(from) * pass.channels,
+                bytes, copy.data() + r * stride);
+  }
+  loops.rows(RowPass{copy.data(), stride, from, pass.rows, pass.channels, pass.k, pass.dst,
+                     pass.dst_stride, begin, out_width});
+}
+
+// The horizontal pass over all output pixels, by the kernel's loop (on a padded copy
+// of the rows' ends where its 16-byte loads would pass them), else the portable one.
 void RunRows(const Loops& loops, RowPass pass, int in_width, int out_width) {
   pass.begin = 0;
-  pass.end = loops.rows ? resize_internal::RowSimdEnd(pass.k, in_width, pass.channels,
-                                                      out_width)
-                        : 0;
-  if (pass.end > 0) loops.rows(pass);
-  pass.begin = pass.end;
   pass.end = out_width;
-  if (pass.begin < pass.end) resize_internal::RowPassPortable(pass);
+  if (!loops.rows) return resize_internal::RowPassPortable(pass);
+  pass.end = resize_internal::RowSimdEnd(pass.k, in_width, pass.channels, out_width);
+  if (pass.end > 0) loops.rows(pass);
+  if (pass.end < out_width) RunRowsOnPaddedCopy(loops, pass, in_width, pass.end, out_width);
 }
 
 void RunColumns(const Loops& loops, const ColumnPass& pass) {
@@ -170,7 +187,7 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
   // 3. Only horizontal: straight into dst.
   if (!vertical) {
     RunRows(loops,
-            RowPass{src + static_cast<size_t>(box.y0) * src_stride, src_stride, height,
+            RowPass{src + static_cast<size_t>(box.y0) * src_stride, src_stride, 0, height,
                     channels, kh->View(), dst, dst_stride, 0, 0},
             src_width, width);
     return;
@@ -183,7 +200,7 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
   thread_local std::vector<uint8_t> temp;
   temp.resize(static_cast<size_t>(last_row - first_row) * out_row_bytes);
   RunRows(loops,
-          RowPass{src + static_cast<size_t>(first_row) * src_stride, src_stride,
+          RowPass{src + static_cast<size_t>(first_row) * src_stride, src_stride, 0,
                   last_row - first_row, channels, kh->View(), temp.data(), out_row_bytes, 0, 0},
           src_width, width);
   RunColumns(loops, ColumnPass{temp.data(), out_row_bytes, first_row, kv->View(), dst,

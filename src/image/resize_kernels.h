@@ -39,10 +39,12 @@ struct CoefficientView {
                               // then the same of the lo halves
 };
 
-// The horizontal pass: for `rows` rows, output pixels [begin, end) of each row.
+// The horizontal pass: for `rows` rows, output pixels [begin, end) of each row; src
+// holds each row from pixel column_offset (output i reads k.first[i] - column_offset on).
 struct RowPass {
   const uint8_t* src;
   size_t src_stride;
+  int column_offset;
   int rows, channels;  // channels 1 to 4
   CoefficientView k;
   uint8_t* dst;
@@ -68,7 +70,7 @@ void RowPassPortable(const RowPass& pass);
 void ColumnPassPortable(const ColumnPass& pass);
 
 // SSE4.1 (the CPU must have it). Rows: every tap group's 16-byte load must lie within
-// the source row (RowSimdEnd). Columns: row_bytes >= 16.
+// the source row (RowSimdEnd), which may be a padded copy. Columns: row_bytes >= 16.
 void RowPassSse41(const RowPass& pass);
 void ColumnPassSse41(const ColumnPass& pass);
 

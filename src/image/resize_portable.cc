@@ -22,7 +22,7 @@ void Rows(const RowPass& pass) {
     uint8_t* out = pass.dst + r * pass.dst_stride;
     for (int i = pass.begin; i < pass.end; ++i) {
       const int32_t* w = &k.weights[static_cast<size_t>(i) * k.taps];
-      const uint8_t* p = in + static_cast<size_t>(k.first[i]) * C;
+      const uint8_t* p = in + static_cast<size_t>(k.first[i] - pass.column_offset) * C;
       const int n = k.count[i];
       int32_t acc[C];
       for (int c = 0; c < C; ++c) acc[c] = kHalf;

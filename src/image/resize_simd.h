@@ -63,6 +63,7 @@ inline void StorePixels(uint8_t* out, __m128i bytes, int n) {
 // The horizontal coefficients, copied out of the pass so that stores through uint8_t
 // pointers do not force reloads.
 struct RowTables {
+  int column_offset;
   const int32_t* first;
   const int32_t* count;
   const int16_t* packed;
@@ -74,7 +75,7 @@ struct RowTables {
 template <class V, int C, int R>
 inline void Pixel(const uint8_t* const* in, const RowTables& t, int i,
                   const typename V::Shuffle& shuffle, __m128i* out) {
-  const size_t offset = static_cast<size_t>(t.first[i]) * C;
+  const size_t offset = static_cast<size_t>(t.first[i] - t.column_offset) * C;
   const int16_t* w = t.packed + static_cast<size_t>(i) * t.groups * kGroupInt16;
   const int groups = (t.count[i] + kGroupTaps - 1) / kGroupTaps;
   typename V::Vec hi[R], lo[R];
@@ -150,7 +151,8 @@ void Rows(const RowPass& pass) {
   PairShuffle(C, control);
   const typename V::Shuffle shuffle = V::LoadShuffle(control);
   const __m128i compact = CompactShuffle<C>();
-  const RowTables t{pass.k.first, pass.k.count, pass.k.packed, pass.k.groups};
+  const RowTables t{pass.column_offset, pass.k.first, pass.k.count, pass.k.packed,
+                    pass.k.groups};
   int r = 0;
   for (; r + 4 <= pass.rows; r += 4) RowBlock<V, C, 4>(pass, r, t, shuffle, compact);
   for (; r < pass.rows; ++r) RowBlock<V, C, 1>(pass, r, t, shuffle, compact);
