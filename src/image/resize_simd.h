@@ -38,7 +38,9 @@ inline void PairShuffle(int channels, uint8_t* control) {
 template <int C>
 inline __m128i CompactShuffle() {
   alignas(16) uint8_t control[16];
-  for (int i = 0; i < 16; ++i) control[i] = i < 4 * C ? static_cast<uint8_t>(i / C * 4 + i % C) : 0x80;
+  for (int i = 0; i < 16; ++i) {
+    control[i] = i < 4 * C ? static_cast<uint8_t>(i / C * 4 + i % C) : 0x80;
+  }
   return _mm_load_si128(reinterpret_cast<const __m128i*>(control));
 }
 
