@@ -7,10 +7,9 @@ namespace {
 
 struct Avx2 {
   using Vec = __m256i;
-  using Shuffle = __m256i;
   static constexpr size_t kBytes = 32;
+  static constexpr int kRows = 2;
 
-  static Shuffle LoadShuffle(const uint8_t* control) { return Load(control); }
   static Vec Zero() { return _mm256_setzero_si256(); }
   static Vec Load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
   static void Store(uint8_t* p, Vec v) {
@@ -25,18 +24,16 @@ struct Avx2 {
   static Vec UnpackHi8(Vec a, Vec b) { return _mm256_unpackhi_epi8(a, b); }
   static Vec Packs32(Vec a, Vec b) { return _mm256_packs_epi32(a, b); }
   static Vec Packus16(Vec a, Vec b) { return _mm256_packus_epi16(a, b); }
-  static __m128i ReduceTo128(Vec v) {
-    return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  static Vec Shuffle8(Vec a, Vec control) { return _mm256_shuffle_epi8(a, control); }
+  static __m128i Load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+  static Vec LoadLanes(const void* p) { return _mm256_broadcastsi128_si256(Load128(p)); }
+  static Vec LoadRows(const uint8_t* const* rows, size_t offset) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(Load128(rows[0] + offset)),
+                                   Load128(rows[1] + offset), 1);
   }
-
-  // The 16 bytes in both lanes; taps (0, 1) in the low lane, (2, 3) in the high one.
-  static void MaddGroup(const uint8_t* p, const int16_t* w, const Shuffle& shuffle, Vec& hi,
-                        Vec& lo) {
-    const Vec pixels =
-        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const Vec pairs = _mm256_shuffle_epi8(pixels, shuffle);
-    hi = Add32(hi, Madd(pairs, Load(w)));
-    lo = Add32(lo, Madd(pairs, Load(w + 16)));
+  static void SplitRows(Vec v, __m128i* out) {
+    out[0] = _mm256_castsi256_si128(v);
+    out[1] = _mm256_extracti128_si256(v, 1);
   }
 };
 

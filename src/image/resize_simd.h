@@ -3,13 +3,13 @@
 // compiled for its own ISA. Everything here is in an anonymous namespace, so that each
 // of those files keeps its own copy. Throws nothing.
 //
-// V provides: Vec; Shuffle, LoadShuffle(32 control bytes); kBytes; Zero, Load, Store,
-// Broadcast32, Add32, Madd (pmaddwd), ShiftHi (<< kSplitBits), ShiftRound
-// (>> kPrecisionBits, arithmetic), UnpackLo8, UnpackHi8,
-// Packs32, Packus16, each lane by lane as the SSE instruction of that name;
-// MaddGroup(p, w, shuffle, hi, lo), which adds the four taps of a horizontal group
-// (16 bytes at p, weights w in the kGroupInt16 layout) to hi and lo, channel c in
-// 32-bit element c of some 128-bit lane; ReduceTo128, the sum of the 128-bit lanes.
+// V provides: Vec; kBytes; kRows, the image rows one vector holds in the horizontal
+// pass (one per 128-bit lane); Zero, Load, Store, Broadcast32, Add32, Madd (pmaddwd),
+// ShiftHi (<< kSplitBits), ShiftRound (>> kPrecisionBits, arithmetic), UnpackLo8,
+// UnpackHi8, Packs32, Packus16, Shuffle8 (pshufb), each lane by lane as the SSE
+// instruction of that name; LoadLanes (16 bytes into every lane); LoadRows(rows,
+// offset) (16 bytes at rows[j] + offset into lane j); SplitRows(v, out) (lane j to
+// out[j]).
 #pragma once
 
 #include <immintrin.h>
@@ -72,26 +72,47 @@ struct RowTables {
   int groups;
 };
 
-// Sets out[r] to output pixel i of row in[r] (R rows, same coefficients) as 32-bit
-// channels, rounded and shifted (not yet clipped).
+// The pshufb controls of PairShuffle, in every lane.
+template <class V>
+struct PairShuffles {
+  typename V::Vec taps01, taps23;
+};
+
+// Adds to hi and lo the four taps of a group (16 bytes at rows[j] + offset; weights w in
+// the kGroupInt16 layout), channel c in 32-bit element c of lane j.
+template <class V>
+inline void MaddGroup(const uint8_t* const* rows, size_t offset, const int16_t* w,
+                      const PairShuffles<V>& shuffle, typename V::Vec& hi,
+                      typename V::Vec& lo) {
+  const typename V::Vec pixels = V::LoadRows(rows, offset);
+  const typename V::Vec a = V::Shuffle8(pixels, shuffle.taps01);
+  const typename V::Vec b = V::Shuffle8(pixels, shuffle.taps23);
+  hi = V::Add32(hi, V::Add32(V::Madd(a, V::LoadLanes(w)), V::Madd(b, V::LoadLanes(w + 8))));
+  lo = V::Add32(lo, V::Add32(V::Madd(a, V::LoadLanes(w + 16)),
+                             V::Madd(b, V::LoadLanes(w + 24))));
+}
+
+// Sets out[r] to output pixel i of row in[r] (R rows, a multiple of V::kRows, same
+// coefficients) as 32-bit channels, rounded and shifted (not yet clipped).
 template <class V, int C, int R>
 inline void Pixel(const uint8_t* const* in, const RowTables& t, int i,
-                  const typename V::Shuffle& shuffle, __m128i* out) {
+                  const PairShuffles<V>& shuffle, __m128i* out) {
+  constexpr int kVectors = R / V::kRows;
   const size_t offset = static_cast<size_t>(t.first[i] - t.column_offset) * C;
   const int16_t* w = t.packed + static_cast<size_t>(i) * t.groups * kGroupInt16;
   const int groups = (t.count[i] + kGroupTaps - 1) / kGroupTaps;
-  typename V::Vec hi[R], lo[R];
-  for (int r = 0; r < R; ++r) hi[r] = lo[r] = V::Zero();
+  typename V::Vec hi[kVectors], lo[kVectors];
+  for (int v = 0; v < kVectors; ++v) hi[v] = lo[v] = V::Zero();
   for (int g = 0; g < groups; ++g) {
-    for (int r = 0; r < R; ++r) {
-      V::MaddGroup(in[r] + offset + g * kGroupTaps * C, w + g * kGroupInt16, shuffle, hi[r],
-                   lo[r]);
+    for (int v = 0; v < kVectors; ++v) {
+      MaddGroup<V>(in + v * V::kRows, offset + g * kGroupTaps * C, w + g * kGroupInt16,
+                   shuffle, hi[v], lo[v]);
     }
   }
-  const __m128i half = _mm_set1_epi32(kHalf);
-  for (int r = 0; r < R; ++r) {
-    const __m128i sum = V::ReduceTo128(V::Add32(V::ShiftHi(hi[r]), lo[r]));
-    out[r] = _mm_srai_epi32(_mm_add_epi32(sum, half), kPrecisionBits);
+  const typename V::Vec half = V::Broadcast32(&kHalf);
+  for (int v = 0; v < kVectors; ++v) {
+    V::SplitRows(V::ShiftRound(V::Add32(V::Add32(V::ShiftHi(hi[v]), lo[v]), half)),
+                 out + v * V::kRows);
   }
 }
 
@@ -103,15 +124,17 @@ inline __m128i PackPixels(__m128i a, __m128i b, __m128i c, __m128i d, __m128i co
                           compact);
 }
 
-// The horizontal pass over R rows from row r0, four output pixels per store.
+// The horizontal pass over R rows from row r0, four output pixels per store. Rows past
+// the last are the last again (written twice, the same bytes).
 template <class V, int C, int R>
 void RowBlock(const RowPass& pass, int r0, const RowTables& t,
-              const typename V::Shuffle& shuffle, __m128i compact) {
+              const PairShuffles<V>& shuffle, __m128i compact) {
   const uint8_t* in[R];
   uint8_t* out[R];
   for (int r = 0; r < R; ++r) {
-    in[r] = pass.src + (r0 + r) * pass.src_stride;
-    out[r] = pass.dst + (r0 + r) * pass.dst_stride;
+    const int row = r0 + r < pass.rows ? r0 + r : pass.rows - 1;
+    in[r] = pass.src + row * pass.src_stride;
+    out[r] = pass.dst + row * pass.dst_stride;
   }
   const int end = pass.end;
   int i = pass.begin;
@@ -151,13 +174,11 @@ template <class V, int C>
 void Rows(const RowPass& pass) {
   alignas(32) uint8_t control[32];
   PairShuffle(C, control);
-  const typename V::Shuffle shuffle = V::LoadShuffle(control);
+  const PairShuffles<V> shuffle{V::LoadLanes(control), V::LoadLanes(control + 16)};
   const __m128i compact = CompactShuffle<C>();
   const RowTables t{pass.column_offset, pass.k.first, pass.k.count, pass.k.packed,
                     pass.k.groups};
-  int r = 0;
-  for (; r + 4 <= pass.rows; r += 4) RowBlock<V, C, 4>(pass, r, t, shuffle, compact);
-  for (; r < pass.rows; ++r) RowBlock<V, C, 1>(pass, r, t, shuffle, compact);
+  for (int r = 0; r < pass.rows; r += 4) RowBlock<V, C, 4>(pass, r, t, shuffle, compact);
 }
 
 // The horizontal pass for any channel count.

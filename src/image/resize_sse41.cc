@@ -7,14 +7,9 @@ namespace {
 
 struct Sse41 {
   using Vec = __m128i;
-  struct Shuffle {
-    __m128i taps01, taps23;
-  };
   static constexpr size_t kBytes = 16;
+  static constexpr int kRows = 1;
 
-  static Shuffle LoadShuffle(const uint8_t* control) {
-    return {Load(control), Load(control + 16)};
-  }
   static Vec Zero() { return _mm_setzero_si128(); }
   static Vec Load(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
   static void Store(uint8_t* p, Vec v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
@@ -27,17 +22,10 @@ struct Sse41 {
   static Vec UnpackHi8(Vec a, Vec b) { return _mm_unpackhi_epi8(a, b); }
   static Vec Packs32(Vec a, Vec b) { return _mm_packs_epi32(a, b); }
   static Vec Packus16(Vec a, Vec b) { return _mm_packus_epi16(a, b); }
-  static __m128i ReduceTo128(Vec v) { return v; }
-
-  // Taps (0, 1) and (2, 3) each in their own vector, added into the same sums.
-  static void MaddGroup(const uint8_t* p, const int16_t* w, const Shuffle& shuffle, Vec& hi,
-                        Vec& lo) {
-    const Vec pixels = Load(p);
-    const Vec a = _mm_shuffle_epi8(pixels, shuffle.taps01);
-    const Vec b = _mm_shuffle_epi8(pixels, shuffle.taps23);
-    hi = Add32(hi, Add32(Madd(a, Load(w)), Madd(b, Load(w + 8))));
-    lo = Add32(lo, Add32(Madd(a, Load(w + 16)), Madd(b, Load(w + 24))));
-  }
+  static Vec Shuffle8(Vec a, Vec control) { return _mm_shuffle_epi8(a, control); }
+  static Vec LoadLanes(const void* p) { return Load(p); }
+  static Vec LoadRows(const uint8_t* const* rows, size_t offset) { return Load(rows[0] + offset); }
+  static void SplitRows(Vec v, __m128i* out) { out[0] = v; }
 };
 
 }  // namespace
