@@ -10,21 +10,7 @@ struct Avx2 {
   static constexpr size_t kBytes = 32;
   static constexpr int kRows = 2;
 
-  static Vec Zero() { return _mm256_setzero_si256(); }
-  static Vec Load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-  static void Store(uint8_t* p, Vec v) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
-  }
-  static Vec Broadcast32(const int32_t* p) { return _mm256_set1_epi32(*p); }
-  static Vec Add32(Vec a, Vec b) { return _mm256_add_epi32(a, b); }
-  static Vec Madd(Vec a, Vec b) { return _mm256_madd_epi16(a, b); }
-  static Vec ShiftHi(Vec v) { return _mm256_slli_epi32(v, kSplitBits); }
-  static Vec ShiftRound(Vec v) { return _mm256_srai_epi32(v, kPrecisionBits); }
-  static Vec UnpackLo8(Vec a, Vec b) { return _mm256_unpacklo_epi8(a, b); }
-  static Vec UnpackHi8(Vec a, Vec b) { return _mm256_unpackhi_epi8(a, b); }
-  static Vec Packs32(Vec a, Vec b) { return _mm256_packs_epi32(a, b); }
-  static Vec Packus16(Vec a, Vec b) { return _mm256_packus_epi16(a, b); }
-  static Vec Shuffle8(Vec a, Vec control) { return _mm256_shuffle_epi8(a, control); }
+  IMGPIPE_RESIZE_LANE_OPS(_mm256, si256)
   static __m128i Load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
   static Vec LoadLanes(const void* p) { return _mm256_broadcastsi128_si256(Load128(p)); }
   static Vec LoadRows(const uint8_t* const* rows, size_t offset) {

@@ -4,10 +4,10 @@
 // of those files keeps its own copy. Throws nothing.
 //
 // V provides: Vec; kBytes; kRows, the image rows one vector holds in the horizontal
-// pass (one per 128-bit lane); Zero, Load, Store, Broadcast32, Add32, Madd (pmaddwd),
-// ShiftHi (<< kSplitBits), ShiftRound (>> kPrecisionBits, arithmetic), UnpackLo8,
-// UnpackHi8, Packs32, Packus16, Shuffle8 (pshufb), each lane by lane as the SSE
-// instruction of that name; LoadLanes (16 bytes into every lane); LoadRows(rows,
+// pass (one per 128-bit lane); IMGPIPE_RESIZE_LANE_OPS (Zero, Load, Store, Broadcast32,
+// Add32, Madd (pmaddwd), ShiftHi (<< kSplitBits), ShiftRound (>> kPrecisionBits,
+// arithmetic), UnpackLo8, UnpackHi8, Packs32, Packus16, Shuffle8 (pshufb), each lane by
+// lane as the SSE instruction of that name); LoadLanes (16 bytes into every lane); LoadRows(rows,
 // offset) (16 bytes at rows[j] + offset into lane j); SplitRows(v, out) (lane j to
 // out[j]).
 #pragma once
@@ -20,6 +20,24 @@
 
 namespace imgpipe::resize_internal {
 namespace {
+
+// The lane-by-lane operations of V (above), each the intrinsic of that name with prefix
+// P (_mm or _mm256) and vector suffix S (si128 or si256); Vec must be declared first.
+#define IMGPIPE_RESIZE_LANE_OPS(P, S)                                                   \
+  static Vec Zero() { return P##_setzero_##S(); }                                       \
+  static Vec Load(const void* p) { return P##_loadu_##S(static_cast<const Vec*>(p)); } \
+  static void Store(uint8_t* p, Vec v) { P##_storeu_##S(reinterpret_cast<Vec*>(p), v); } \
+  static Vec Broadcast32(const int32_t* p) { return P##_set1_epi32(*p); }               \
+  static Vec Add32(Vec a, Vec b) { return P##_add_epi32(a, b); }                        \
+  static Vec Madd(Vec a, Vec b) { return P##_madd_epi16(a, b); }                        \
+  static Vec ShiftHi(Vec v) { return P##_slli_epi32(v, kSplitBits); }                   \
+  static Vec ShiftRound(Vec v) { return P##_srai_epi32(v, kPrecisionBits); }            \
+  static Vec UnpackLo8(Vec a, Vec b) { return P##_unpacklo_epi8(a, b); }                \
+  static Vec UnpackHi8(Vec a, Vec b) { return P##_unpackhi_epi8(a, b); }                \
+  static Vec Packs32(Vec a, Vec b) { return P##_packs_epi32(a, b); }                    \
+  static Vec Packus16(Vec a, Vec b) { return P##_packus_epi16(a, b); }                  \
+  static Vec Shuffle8(Vec a, Vec control) { return P##_shuffle_epi8(a, control); }
+
 
 // Fills the 32-byte pshufb control that turns 16 bytes holding 4 pixels of `channels`
 // bytes into int16 pairs: half h (taps 2h, 2h + 1), int16 2c + t: channel c of tap
