@@ -110,6 +110,16 @@ inline void MaddGroup(const uint8_t* const* rows, size_t offset, const int16_t* 
                              V::Madd(b, V::LoadLanes(w + 24))));
 }
 
+// The same for taps 0 and 1 of a group only (the weights of taps 2 and 3 are 0).
+template <class V>
+inline void MaddHalfGroup(const uint8_t* const* rows, size_t offset, const int16_t* w,
+                          const PairShuffles<V>& shuffle, typename V::Vec& hi,
+                          typename V::Vec& lo) {
+  const typename V::Vec a = V::Shuffle8(V::LoadRows(rows, offset), shuffle.taps01);
+  hi = V::Add32(hi, V::Madd(a, V::LoadLanes(w)));
+  lo = V::Add32(lo, V::Madd(a, V::LoadLanes(w + 16)));
+}
+
 // Sets out[r] to output pixel i of row in[r] (R rows, a multiple of V::kRows, same
 // coefficients) as 32-bit channels, rounded and shifted (not yet clipped).
 template <class V, int C, int R>
@@ -118,13 +128,21 @@ inline void Pixel(const uint8_t* const* in, const RowTables& t, int i,
   constexpr int kVectors = R / V::kRows;
   const size_t offset = static_cast<size_t>(t.first[i] - t.column_offset) * C;
   const int16_t* w = t.packed + static_cast<size_t>(i) * t.groups * kGroupInt16;
-  const int groups = (t.count[i] + kGroupTaps - 1) / kGroupTaps;
+  // Whole groups, then 1 or 2 taps left as half a group.
+  const int count = t.count[i];
+  const int groups = (count + 1) / kGroupTaps;
   typename V::Vec hi[kVectors], lo[kVectors];
   for (int v = 0; v < kVectors; ++v) hi[v] = lo[v] = V::Zero();
   for (int g = 0; g < groups; ++g) {
     for (int v = 0; v < kVectors; ++v) {
       MaddGroup<V>(in + v * V::kRows, offset + g * kGroupTaps * C, w + g * kGroupInt16,
                    shuffle, hi[v], lo[v]);
+    }
+  }
+  if (groups * kGroupTaps < count) {
+    for (int v = 0; v < kVectors; ++v) {
+      MaddHalfGroup<V>(in + v * V::kRows, offset + groups * kGroupTaps * C,
+                       w + groups * kGroupInt16, shuffle, hi[v], lo[v]);
     }
   }
   const typename V::Vec half = V::Broadcast32(&kHalf);
