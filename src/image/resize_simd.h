@@ -38,7 +38,6 @@ namespace {
   static Vec Packus16(Vec a, Vec b) { return P##_packus_epi16(a, b); }                  \
   static Vec Shuffle8(Vec a, Vec control) { return P##_shuffle_epi8(a, control); }
 
-
 // Fills the 32-byte pshufb control that turns 16 bytes holding 4 pixels of `channels`
 // bytes into int16 pairs: half h (taps 2h, 2h + 1), int16 2c + t: channel c of tap
 // 2h + t, zero for c >= channels.
@@ -188,7 +187,7 @@ void RowBlock(const RowPass& pass, int r0, const RowTables& t,
     }
   }
   // The last 1 to 3.
-  for (; i < end; i += 4) {
+  if (i < end) {
     const int n = end - i < 4 ? end - i : 4;
     __m128i v[4][R];
     for (int j = 0; j < 4; ++j) {
