@@ -24,16 +24,16 @@ constexpr ResizeKernel kKernels[] = {ResizeKernel::kAuto, ResizeKernel::kPortabl
 // The chosen kernel as an int; -1 until the first use reads IMGPIPE_RESIZE_KERNEL.
 std::atomic<int> chosen_kernel{-1};
 
-// Returns the kernel that IMGPIPE_RESIZE_KERNEL names (kAuto if unset); throws Error
-// naming the value if it names none.
+// Returns the kernel that IMGPIPE_RESIZE_KERNEL names (kAuto if unset or empty);
+// throws Error if it names none.
 ResizeKernel KernelFromEnvironment() {
   const char* value = std::getenv("IMGPIPE_RESIZE_KERNEL");
   if (value == nullptr || *value == '\0') return ResizeKernel::kAuto;
-  for (ResizeKernel kernel : kKernels) {
-    if (std::string(value) == ResizeKernelName(kernel)) return kernel;
+  try {
+    return ResizeKernelNamed(value);
+  } catch (const Error& e) {
+    throw Error(std::string("IMGPIPE_RESIZE_KERNEL: ") + e.what());
   }
-  throw Error("IMGPIPE_RESIZE_KERNEL is \"" + std::string(value) +
-              "\"; expected auto, portable, sse4.1 or avx2.");
 }
 
 // The loops of one kernel: SIMD rows need their loads within the row (RowSimdEnd),
@@ -123,6 +123,14 @@ const char* ResizeKernelName(ResizeKernel kernel) {
     case ResizeKernel::kAvx2: return "avx2";
   }
   return "?";
+}
+
+ResizeKernel ResizeKernelNamed(const std::string& name) {
+  for (ResizeKernel kernel : kKernels) {
+    if (name == ResizeKernelName(kernel)) return kernel;
+  }
+  throw Error("No resize kernel is named \"" + name +
+              "\"; the kernels are auto, portable, sse4.1 and avx2.");
 }
 
 bool ResizeKernelAvailable(ResizeKernel kernel) {

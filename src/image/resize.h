@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "image/image.h"
 
@@ -29,6 +30,10 @@ enum class ResizeKernel { kAuto, kPortable, kSse41, kAvx2 };
 
 // Returns "auto", "portable", "sse4.1" or "avx2".
 const char* ResizeKernelName(ResizeKernel kernel);
+
+// Returns the kernel that `name` names (as ResizeKernelName gives it); throws Error
+// quoting `name` if none.
+ResizeKernel ResizeKernelNamed(const std::string& name);
 
 // Returns whether this build and CPU can run `kernel` (kAuto and kPortable: always).
 bool ResizeKernelAvailable(ResizeKernel kernel);

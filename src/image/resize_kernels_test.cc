@@ -121,7 +121,12 @@ TEST(ResizeKernelsTest, AutoPicksTheWidestAvailable) {
   EXPECT_TRUE(ResizeKernelAvailable(ResizeKernel::kPortable));
   SetResizeKernel(ResizeKernel::kPortable);
   EXPECT_EQ(ActiveResizeKernel(), ResizeKernel::kPortable);
+  for (ResizeKernel kernel : {ResizeKernel::kAuto, ResizeKernel::kPortable,
+                              ResizeKernel::kSse41, ResizeKernel::kAvx2}) {
+    EXPECT_EQ(ResizeKernelNamed(ResizeKernelName(kernel)), kernel);  // IMGPIPE_RESIZE_KERNEL
+  }
   EXPECT_STREQ(ResizeKernelName(ResizeKernel::kSse41), "sse4.1");
+  EXPECT_THROW(ResizeKernelNamed("sse41"), Error);
   for (ResizeKernel kernel : {ResizeKernel::kSse41, ResizeKernel::kAvx2}) {
     if (!ResizeKernelAvailable(kernel)) {
       EXPECT_THROW(SetResizeKernel(kernel), Error);
