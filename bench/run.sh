@@ -15,6 +15,9 @@ echo
 echo "== Convert against cp"
 "$here/convert_bench.sh" "$imgpipe"
 echo
+echo "== Resize kernels: portable vs SSE4.1 vs AVX2 (one thread, real photos)"
+"$build/bench/resize_bench" 7
+echo
 echo "== Image operations (Google Benchmark, one thread)"
 "$build/bench/image_ops_bench" --benchmark_min_time=0.5
 echo

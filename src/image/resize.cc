@@ -1,204 +1,96 @@
 #include "image/resize.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <cstring>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
+#include "image/resize_coefficients.h"
+#include "image/resize_kernels.h"
 #include "util/error.h"
 
 namespace imgpipe {
 namespace {
 
-// Pillow's fixed point for 8-bit images (Resample.c): weights scaled by 2^22, so that
-// 255 * the sum of a row of weights, plus rounding, fits in an int32.
-constexpr int kPrecisionBits = 32 - 8 - 2;
-constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
-constexpr double kTriangleSupport = 1.0;
+using resize_internal::ColumnPass;
+using resize_internal::Coefficients;
+using resize_internal::RowPass;
 
-double Triangle(double x) {
-  x = std::fabs(x);
-  return x < 1.0 ? 1.0 - x : 0.0;
+constexpr ResizeKernel kKernels[] = {ResizeKernel::kAuto, ResizeKernel::kPortable,
+                                     ResizeKernel::kSse41, ResizeKernel::kAvx2};
+
+// The chosen kernel as an int; -1 until the first use reads IMGPIPE_RESIZE_KERNEL.
+std::atomic<int> chosen_kernel{-1};
+
+// Returns the kernel that IMGPIPE_RESIZE_KERNEL names (kAuto if unset or empty);
+// throws Error if it names none.
+ResizeKernel KernelFromEnvironment() {
+  const char* value = std::getenv("IMGPIPE_RESIZE_KERNEL");
+  if (value == nullptr || *value == '\0') return ResizeKernel::kAuto;
+  try {
+    return ResizeKernelNamed(value);
+  } catch (const Error& e) {
+    throw Error(std::string("IMGPIPE_RESIZE_KERNEL: ") + e.what());
+  }
 }
 
-// The weights of one pass: output pixel i reads count[i] input pixels from first[i],
-// weighted by weights[i * taps ...].
-struct Coefficients {
-  int taps = 0;
-  std::vector<int> first;
-  std::vector<int> count;
-  std::vector<int32_t> weights;
+// The loops of one kernel: SIMD rows need their loads within the row (RowSimdEnd),
+// SIMD columns rows of at least column_min_bytes; the portable loops do the rest.
+struct Loops {
+  void (*rows)(const RowPass&) = nullptr;  // nullptr: portable only
+  void (*columns)(const ColumnPass&) = nullptr;
+  size_t column_min_bytes = 0;
 };
 
-// Pillow's precompute_coeffs + normalize_coeffs_8bpc for the triangle filter: output
-// pixel i is centred at in0 + (i + 0.5) * scale, and the filter widens by the scale when
-// shrinking (the antialiasing).
-Coefficients Precompute(int in_size, double in0, double in1, int out_size) {
-  const double scale = (in1 - in0) / out_size;
-  const double filter_scale = std::max(scale, 1.0);
-  const double support = kTriangleSupport * filter_scale;
-  Coefficients k;
-  k.taps = static_cast<int>(std::ceil(support)) * 2 + 1;
-  k.first.resize(out_size);
-  k.count.resize(out_size);
-  k.weights.assign(static_cast<size_t>(out_size) * k.taps, 0);
-  const double inverse_scale = 1.0 / filter_scale;  // multiplied, as Pillow, for equal bits
-  std::vector<double> w(k.taps);
-  for (int i = 0; i < out_size; ++i) {
-    const double center = in0 + (i + 0.5) * scale;
-    // Truncation as in C, then clamped: Pillow's "round the value".
-    const int xmin = std::max(static_cast<int>(center - support + 0.5), 0);
-    const int xmax = std::min(static_cast<int>(center + support + 0.5), in_size) - xmin;
-    double sum = 0;
-    for (int x = 0; x < xmax; ++x) {
-      w[x] = Triangle((x + xmin - center + 0.5) * inverse_scale);
-      sum += w[x];
-    }
-    int32_t* out = &k.weights[static_cast<size_t>(i) * k.taps];
-    for (int x = 0; x < xmax; ++x) {
-      const double v = (sum != 0.0 ? w[x] / sum : w[x]) * (1 << kPrecisionBits);
-      out[x] = static_cast<int32_t>(v < 0 ? v - 0.5 : v + 0.5);
-    }
-    k.first[i] = xmin;
-    k.count[i] = std::max(xmax, 0);
+Loops LoopsFor(ResizeKernel kernel) {
+#ifdef IMGPIPE_RESIZE_SIMD
+  if (kernel == ResizeKernel::kAvx2) {
+    return {resize_internal::RowPassAvx2, resize_internal::ColumnPassAvx2, 32};
   }
-  return k;
-}
-
-inline uint8_t Clip8(int32_t v) {
-  v >>= kPrecisionBits;
-  return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
-}
-
-// The vertical pass gets an AVX2 clone besides the baseline one, picked at load time
-// (GCC's function multi-versioning): its 32-bit multiplies are native there. Not under
-// ThreadSanitizer: the clone's resolver runs while the program is being loaded, before
-// TSan's runtime is up, and its instrumentation crashes there.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-#define IMGPIPE_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
-#else
-#define IMGPIPE_AVX2_CLONE
-#endif
-
-// Horizontal pass over `rows` rows; C channels known at compile time so that the inner
-// loops unroll.
-template <int C>
-void ResampleRows(const uint8_t* src, size_t src_stride, int rows, const Coefficients& k,
-                  uint8_t* dst, size_t dst_stride, int out_width) {
-  for (int r = 0; r < rows; ++r) {
-    const uint8_t* in = src + r * src_stride;
-    uint8_t* out = dst + r * dst_stride;
-    for (int i = 0; i < out_width; ++i) {
-      const int32_t* w = &k.weights[static_cast<size_t>(i) * k.taps];
-      const uint8_t* p = in + static_cast<size_t>(k.first[i]) * C;
-      const int n = k.count[i];
-      int32_t acc[C];
-      for (int c = 0; c < C; ++c) acc[c] = kHalf;
-      for (int t = 0; t < n; ++t) {
-        for (int c = 0; c < C; ++c) acc[c] += p[t * C + c] * w[t];
-      }
-      for (int c = 0; c < C; ++c) out[i * C + c] = Clip8(acc[c]);
-    }
-  }
-}
-
-// Output pixels [0, end) of a horizontal pass whose taps end before the row's last
-// pixel, so that reading 4 bytes at each 3-byte RGB tap stays within the row.
-int FourByteReadsEnd(const Coefficients& k, int in_width, int out_width) {
-  int end = 0;
-  while (end < out_width && k.first[end] + k.count[end] < in_width) ++end;
-  return end;
-}
-
-#if defined(__GNUC__) && defined(__x86_64__)
-// The horizontal pass for RGB with AVX2, one pixel per 4 x 32-bit vector (its 4th
-// lane, the next pixel's red, is computed and dropped); pixels [end, out_width) are
-// left to the caller.
-__attribute__((target("avx2"))) void ResampleRowsRgbAvx2(const uint8_t* src, size_t src_stride,
-                                                         int rows, const Coefficients& k,
-                                                         uint8_t* dst, size_t dst_stride,
-                                                         int end) {
-  const __m128i half = _mm_set1_epi32(kHalf);
-  for (int r = 0; r < rows; ++r) {
-    const uint8_t* in = src + r * src_stride;
-    uint8_t* out = dst + r * dst_stride;
-    for (int i = 0; i < end; ++i) {
-      const int32_t* w = &k.weights[static_cast<size_t>(i) * k.taps];
-      const uint8_t* p = in + static_cast<size_t>(k.first[i]) * 3;
-      __m128i acc = half;
-      for (int t = 0; t < k.count[i]; ++t) {
-        int32_t four;
-        std::memcpy(&four, p + 3 * t, sizeof four);
-        const __m128i pixel = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(four));
-        acc = _mm_add_epi32(acc, _mm_mullo_epi32(pixel, _mm_set1_epi32(w[t])));
-      }
-      // >> 22, then saturate to 0..255 (Clip8) through 16 bits.
-      acc = _mm_srai_epi32(acc, kPrecisionBits);
-      const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(acc, acc), acc);
-      const int32_t rgbx = _mm_cvtsi128_si32(bytes);
-      std::memcpy(out + 3 * i, &rgbx, 3);
-    }
-  }
-}
-#endif
-
-// The horizontal pass for RGB: the AVX2 loop where the CPU has it, then the portable
-// one for the rest.
-void ResampleRowsRgb(const uint8_t* src, size_t src_stride, int rows, int in_width,
-                     const Coefficients& k, uint8_t* dst, size_t dst_stride, int out_width) {
-  int done = 0;
-#if defined(__GNUC__) && defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
-    done = FourByteReadsEnd(k, in_width, out_width);
-    ResampleRowsRgbAvx2(src, src_stride, rows, k, dst, dst_stride, done);
+  if (kernel == ResizeKernel::kSse41) {
+    return {resize_internal::RowPassSse41, resize_internal::ColumnPassSse41, 16};
   }
 #endif
-  if (done == out_width) return;
-  Coefficients rest;
-  rest.taps = k.taps;
-  rest.first.assign(k.first.begin() + done, k.first.end());
-  rest.count.assign(k.count.begin() + done, k.count.end());
-  rest.weights.assign(k.weights.begin() + static_cast<size_t>(done) * k.taps, k.weights.end());
-  ResampleRows<3>(src, src_stride, rows, rest, dst + 3 * done, dst_stride, out_width - done);
+  (void)kernel;
+  return {};
 }
 
-// Vertical pass: each output row is a weighted sum of whole input rows, so the inner
-// loop runs over contiguous bytes (vectorised by the compiler).
-IMGPIPE_AVX2_CLONE
-void ResampleColumns(const uint8_t* src, size_t src_stride, const Coefficients& k,
-                     uint8_t* dst, size_t dst_stride, int out_height, size_t row_bytes) {
-  thread_local std::vector<int32_t> acc_buffer;
-  acc_buffer.resize(row_bytes);
-  int32_t* acc = acc_buffer.data();
-  for (int i = 0; i < out_height; ++i) {
-    const int32_t* w = &k.weights[static_cast<size_t>(i) * k.taps];
-    const uint8_t* first = src + static_cast<size_t>(k.first[i]) * src_stride;
-    for (size_t b = 0; b < row_bytes; ++b) acc[b] = kHalf;
-    for (int t = 0; t < k.count[i]; ++t) {
-      const uint8_t* in = first + t * src_stride;
-      const int32_t weight = w[t];
-      for (size_t b = 0; b < row_bytes; ++b) acc[b] += in[b] * weight;
-    }
-    uint8_t* out = dst + i * dst_stride;
-    for (size_t b = 0; b < row_bytes; ++b) out[b] = Clip8(acc[b]);
+// The horizontal pass of the kernel on pixels [begin, out_width), whose loads would
+// pass the end of the row: on a copy of the rows' ends, each padded with zeros (read
+// only with zero weights).
+void RunRowsOnPaddedCopy(const Loops& loops, const RowPass& pass, int in_width, int begin,
+                         int out_width) {
+  const int from = pass.k.first[begin];  // first[] never decreases
+  const size_t bytes = static_cast<size_t>(in_width - from) * pass.channels;
+  const size_t stride = bytes + static_cast<size_t>(pass.k.groups) * 4 * pass.channels + 16;
+  thread_local std::vector<uint8_t> copy;
+  copy.assign(stride * pass.rows, 0);
+  for (int r = 0; r < pass.rows; ++r) {
+    std::copy_n(pass.src + r * pass.src_stride + static_cast<size_t>(from) * pass.channels,
+                bytes, copy.data() + r * stride);
   }
+  loops.rows(RowPass{copy.data(), stride, from, pass.rows, pass.channels, pass.k, pass.dst,
+                     pass.dst_stride, begin, out_width});
 }
 
-void ResampleRowsFor(int channels, const uint8_t* src, size_t src_stride, int rows,
-                     int in_width, const Coefficients& k, uint8_t* dst, size_t dst_stride,
-                     int out_width) {
-  switch (channels) {
-    case 1: return ResampleRows<1>(src, src_stride, rows, k, dst, dst_stride, out_width);
-    case 2: return ResampleRows<2>(src, src_stride, rows, k, dst, dst_stride, out_width);
-    case 3:
-      return ResampleRowsRgb(src, src_stride, rows, in_width, k, dst, dst_stride, out_width);
-    case 4: return ResampleRows<4>(src, src_stride, rows, k, dst, dst_stride, out_width);
+// The horizontal pass over all output pixels, by the kernel's loop (on a padded copy
+// of the rows' ends where its 16-byte loads would pass them), else the portable one.
+void RunRows(const Loops& loops, RowPass pass, int in_width, int out_width) {
+  pass.begin = 0;
+  pass.end = out_width;
+  if (!loops.rows) return resize_internal::RowPassPortable(pass);
+  pass.end = resize_internal::RowSimdEnd(pass.k, in_width, pass.channels, out_width);
+  if (pass.end > 0) loops.rows(pass);
+  if (pass.end < out_width) RunRowsOnPaddedCopy(loops, pass, in_width, pass.end, out_width);
+}
+
+void RunColumns(const Loops& loops, const ColumnPass& pass) {
+  if (loops.columns && pass.row_bytes >= loops.column_min_bytes) {
+    loops.columns(pass);
+  } else {
+    resize_internal::ColumnPassPortable(pass);
   }
 }
 
@@ -207,12 +99,9 @@ bool IsIdentity(double in0, double in1, int out_size) {
   return in1 - in0 == out_size && in0 == std::floor(in0);
 }
 
-}  // namespace
-
-void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_stride,
-                int channels, const PixelBox& box, uint8_t* dst, int width, int height,
-                size_t dst_stride) {
-  // 1. Check the arguments: a bad call is a programming error, not bad data.
+// Throws Error unless the arguments describe a resize this file can do.
+void CheckArguments(int src_width, int src_height, int channels, const PixelBox& box,
+                    int width, int height) {
   if (channels < 1 || channels > 4 || src_width < 1 || src_height < 1 || width < 1 ||
       height < 1 || !(box.x0 >= 0 && box.y0 >= 0 && box.x1 <= src_width &&
                       box.y1 <= src_height && box.x0 < box.x1 && box.y0 < box.y1)) {
@@ -222,6 +111,67 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
                 std::to_string(src_height) + "x" + std::to_string(channels) + " image to " +
                 std::to_string(width) + "x" + std::to_string(height));
   }
+}
+
+}  // namespace
+
+const char* ResizeKernelName(ResizeKernel kernel) {
+  switch (kernel) {
+    case ResizeKernel::kAuto: return "auto";
+    case ResizeKernel::kPortable: return "portable";
+    case ResizeKernel::kSse41: return "sse4.1";
+    case ResizeKernel::kAvx2: return "avx2";
+  }
+  return "?";
+}
+
+ResizeKernel ResizeKernelNamed(const std::string& name) {
+  for (ResizeKernel kernel : kKernels) {
+    if (name == ResizeKernelName(kernel)) return kernel;
+  }
+  throw Error("No resize kernel is named \"" + name +
+              "\"; the kernels are auto, portable, sse4.1 and avx2.");
+}
+
+bool ResizeKernelAvailable(ResizeKernel kernel) {
+#ifdef IMGPIPE_RESIZE_SIMD
+  static const bool sse41 = (__builtin_cpu_init(), __builtin_cpu_supports("sse4.1"));
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (kernel == ResizeKernel::kSse41) return sse41;
+  if (kernel == ResizeKernel::kAvx2) return avx2;
+#else
+  if (kernel == ResizeKernel::kSse41 || kernel == ResizeKernel::kAvx2) return false;
+#endif
+  return true;
+}
+
+void SetResizeKernel(ResizeKernel kernel) {
+  if (!ResizeKernelAvailable(kernel)) {
+    throw Error(std::string("The ") + ResizeKernelName(kernel) +
+                " resize kernel needs a CPU (and build) with that instruction set.");
+  }
+  chosen_kernel.store(static_cast<int>(kernel));
+}
+
+ResizeKernel ActiveResizeKernel() {
+  int chosen = chosen_kernel.load();
+  if (chosen < 0) {
+    SetResizeKernel(KernelFromEnvironment());
+    chosen = chosen_kernel.load();
+  }
+  const auto kernel = static_cast<ResizeKernel>(chosen);
+  if (kernel != ResizeKernel::kAuto) return kernel;
+  if (ResizeKernelAvailable(ResizeKernel::kAvx2)) return ResizeKernel::kAvx2;
+  if (ResizeKernelAvailable(ResizeKernel::kSse41)) return ResizeKernel::kSse41;
+  return ResizeKernel::kPortable;
+}
+
+void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_stride,
+                int channels, const PixelBox& box, uint8_t* dst, int width, int height,
+                size_t dst_stride) {
+  // 1. Check the arguments: a bad call is a programming error, not bad data.
+  CheckArguments(src_width, src_height, channels, box, width, height);
+  const Loops loops = LoopsFor(ActiveResizeKernel());
   const size_t out_row_bytes = static_cast<size_t>(width) * channels;
   const bool horizontal = !IsIdentity(box.x0, box.x1, width);
   const bool vertical = !IsIdentity(box.y0, box.y1, height);
@@ -230,8 +180,9 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
   // 2. Only vertical, or neither: rows of the source, at the box's first column.
   if (!horizontal) {
     if (vertical) {
-      Coefficients kv = Precompute(src_height, box.y0, box.y1, height);
-      ResampleColumns(src_x0, src_stride, kv, dst, dst_stride, height, out_row_bytes);
+      const auto kv = resize_internal::CoefficientsFor(src_height, box.y0, box.y1, height);
+      RunColumns(loops, ColumnPass{src_x0, src_stride, 0, kv->View(), dst, dst_stride, height,
+                                   out_row_bytes});
     } else {
       for (int y = 0; y < height; ++y) {
         std::copy_n(src_x0 + (static_cast<size_t>(box.y0) + y) * src_stride, out_row_bytes,
@@ -240,24 +191,28 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
     }
     return;
   }
-  Coefficients kh = Precompute(src_width, box.x0, box.x1, width);
+  const auto kh = resize_internal::CoefficientsFor(src_width, box.x0, box.x1, width);
   // 3. Only horizontal: straight into dst.
   if (!vertical) {
-    ResampleRowsFor(channels, src + static_cast<size_t>(box.y0) * src_stride, src_stride,
-                    height, src_width, kh, dst, dst_stride, width);
+    RunRows(loops,
+            RowPass{src + static_cast<size_t>(box.y0) * src_stride, src_stride, 0, height,
+                    channels, kh->View(), dst, dst_stride, 0, 0},
+            src_width, width);
     return;
   }
   // 4. Both: the horizontal pass over the rows the vertical pass reads, into a buffer
   //    reused by the thread, then the vertical pass.
-  Coefficients kv = Precompute(src_height, box.y0, box.y1, height);
-  const int first_row = kv.first.front();
-  const int last_row = kv.first.back() + kv.count.back();
-  for (int& f : kv.first) f -= first_row;
+  const auto kv = resize_internal::CoefficientsFor(src_height, box.y0, box.y1, height);
+  const int first_row = kv->first.front();
+  const int last_row = kv->first.back() + kv->count.back();
   thread_local std::vector<uint8_t> temp;
   temp.resize(static_cast<size_t>(last_row - first_row) * out_row_bytes);
-  ResampleRowsFor(channels, src + static_cast<size_t>(first_row) * src_stride, src_stride,
-                  last_row - first_row, src_width, kh, temp.data(), out_row_bytes, width);
-  ResampleColumns(temp.data(), out_row_bytes, kv, dst, dst_stride, height, out_row_bytes);
+  RunRows(loops,
+          RowPass{src + static_cast<size_t>(first_row) * src_stride, src_stride, 0,
+                  last_row - first_row, channels, kh->View(), temp.data(), out_row_bytes, 0, 0},
+          src_width, width);
+  RunColumns(loops, ColumnPass{temp.data(), out_row_bytes, first_row, kv->View(), dst,
+                               dst_stride, height, out_row_bytes});
 }
 
 void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_stride,

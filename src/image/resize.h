@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "image/image.h"
 
@@ -23,5 +24,28 @@ Image Resize(const Image& src, const PixelBox& box, int width, int height);
 void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_stride,
                 int channels, const PixelBox& box, uint8_t* dst, int width, int height,
                 size_t dst_stride);
+
+// The implementations of the resize loops; all give the same bytes.
+enum class ResizeKernel { kAuto, kPortable, kSse41, kAvx2 };
+
+// Returns "auto", "portable", "sse4.1" or "avx2".
+const char* ResizeKernelName(ResizeKernel kernel);
+
+// Returns the kernel that `name` names (as ResizeKernelName gives it); throws Error
+// quoting `name` if none.
+ResizeKernel ResizeKernelNamed(const std::string& name);
+
+// Returns whether this build and CPU can run `kernel` (kAuto and kPortable: always).
+bool ResizeKernelAvailable(ResizeKernel kernel);
+
+// Makes later resizes in this process use `kernel` (for tests and benchmarks). kAuto
+// picks AVX2, else SSE4.1, else portable. The starting choice is kAuto, or the
+// environment variable IMGPIPE_RESIZE_KERNEL (a name above). Throws Error if `kernel`
+// is not available.
+void SetResizeKernel(ResizeKernel kernel);
+
+// Returns the kernel resizes use now, kAuto resolved. Throws Error if
+// IMGPIPE_RESIZE_KERNEL names no kernel, or one this CPU lacks.
+ResizeKernel ActiveResizeKernel();
 
 }  // namespace imgpipe

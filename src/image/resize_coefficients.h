@@ -1,0 +1,35 @@
+// Resize coefficients for one axis: Pillow's fixed-point triangle-filter weights
+// (Resample.c, 8-bit images), and the same weights split and laid out for the SIMD
+// kernels. Throws nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "image/resize_kernels.h"
+
+namespace imgpipe::resize_internal {
+
+// The weights of one pass and their SIMD layouts; `View()` hands them to the kernels.
+struct Coefficients {
+  int taps = 0;                  // the most taps of any output pixel: stride of `weights`
+  int groups = 0;                // ceil(taps / kGroupTaps): stride of `packed`, in groups
+  int pairs = 0;                 // ceil(taps / 2): stride of `pair_words`, in pairs
+  std::vector<int32_t> first;    // output i reads inputs [first[i], first[i] + count[i])
+  std::vector<int32_t> count;
+  std::vector<int32_t> weights;  // 22-bit fixed point, >= 0, zero past count[i]
+  std::vector<int16_t> packed;   // kGroupInt16 per group, see resize_kernels.h
+  std::vector<int32_t> pair_words;  // per pair of taps: hi word, lo word (resize_kernels.h)
+
+  CoefficientView View() const;
+};
+
+// Returns the coefficients of out_size outputs over the input span [in0, in1) of an axis
+// of in_size pixels, as Pillow's precompute_coeffs + normalize_coeffs_8bpc; the last few
+// are cached per thread (keyed by all four arguments), so repeated sizes cost nothing.
+std::shared_ptr<const Coefficients> CoefficientsFor(int in_size, double in0, double in1,
+                                                    int out_size);
+
+}  // namespace imgpipe::resize_internal

@@ -1,0 +1,138 @@
+// Every resize kernel (portable, SSE4.1, AVX2) gives the same bytes, on random images,
+// sizes, boxes, channel counts and strides; and choosing a kernel.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "image/image_test_util.h"
+#include "image/resize.h"
+#include "util/error.h"
+
+namespace imgpipe {
+namespace {
+
+// One random resize: source size and padding, box, output size.
+struct RandomCase {
+  int src_width, src_height, channels, src_padding, dst_padding;
+  PixelBox box;
+  int width, height;
+  std::string Describe() const {
+    return std::to_string(src_width) + "x" + std::to_string(src_height) + "x" +
+           std::to_string(channels) + " box (" + std::to_string(box.x0) + ", " +
+           std::to_string(box.y0) + ")-(" + std::to_string(box.x1) + ", " +
+           std::to_string(box.y1) + ") to " + std::to_string(width) + "x" +
+           std::to_string(height);
+  }
+};
+
+// A random box within `size` pixels: the whole axis, whole pixels, or fractional edges.
+void RandomSpan(std::mt19937& rng, int size, double& lo, double& hi) {
+  const int kind = std::uniform_int_distribution<int>(0, 2)(rng);
+  if (kind == 0 || size < 2) {
+    lo = 0;
+    hi = size;
+  } else if (kind == 1) {
+    const int a = std::uniform_int_distribution<int>(0, size - 1)(rng);
+    lo = a;
+    hi = std::uniform_int_distribution<int>(a + 1, size)(rng);
+  } else {
+    lo = std::uniform_real_distribution<double>(0, size * 0.6)(rng);
+    hi = std::uniform_real_distribution<double>(lo + 0.01, size)(rng);
+  }
+}
+
+RandomCase MakeCase(std::mt19937& rng) {
+  auto uniform = [&](int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng); };
+  RandomCase c;
+  c.src_width = uniform(1, 3) == 1 ? uniform(1, 12) : uniform(1, 420);
+  c.src_height = uniform(1, 3) == 1 ? uniform(1, 12) : uniform(1, 320);
+  c.channels = uniform(1, 4);
+  c.src_padding = uniform(0, 1) * uniform(0, 40);
+  c.dst_padding = uniform(0, 1) * uniform(0, 40);
+  RandomSpan(rng, c.src_width, c.box.x0, c.box.x1);
+  RandomSpan(rng, c.src_height, c.box.y0, c.box.y1);
+  // Down to a twentieth, or up to three times the box.
+  c.width = uniform(1, std::max(1, static_cast<int>(c.box.width() * 3)));
+  c.height = uniform(1, std::max(1, static_cast<int>(c.box.height() * 3)));
+  if (uniform(0, 3) == 0) c.width = c.height = 224;
+  return c;
+}
+
+// The resize of `src` (rows src_stride apart) under `kernel`, rows of the output
+// dst_stride apart, padding bytes included (filled with 0x5A before).
+std::vector<uint8_t> ResizeWith(ResizeKernel kernel, const RandomCase& c,
+                                const std::vector<uint8_t>& src) {
+  ScopedResizeKernel scoped(kernel);
+  const size_t src_stride = static_cast<size_t>(c.src_width) * c.channels + c.src_padding;
+  const size_t dst_stride = static_cast<size_t>(c.width) * c.channels + c.dst_padding;
+  std::vector<uint8_t> out(dst_stride * c.height, 0x5A);
+  ResizeInto(src.data(), c.src_width, c.src_height, src_stride, c.channels, c.box, out.data(),
+             c.width, c.height, dst_stride);
+  return out;
+}
+
+TEST(ResizeKernelsTest, EveryKernelGivesThePortableBytes) {
+  const std::vector<ResizeKernel> kernels = AvailableResizeKernels();
+  std::mt19937 rng(12);
+  for (int n = 0; n < 600; ++n) {
+    const RandomCase c = MakeCase(rng);
+    SCOPED_TRACE(c.Describe());
+    const size_t src_stride = static_cast<size_t>(c.src_width) * c.channels + c.src_padding;
+    std::vector<uint8_t> src(src_stride * c.src_height);
+    // Noise, or a smooth picture with noise, so that both extremes and rounding show.
+    const bool noise = n % 2 == 0;
+    for (size_t i = 0; i < src.size(); ++i) {
+      src[i] = noise ? static_cast<uint8_t>(rng()) : static_cast<uint8_t>(i * 7 / 5 + rng() % 3);
+    }
+    const std::vector<uint8_t> portable = ResizeWith(ResizeKernel::kPortable, c, src);
+    for (ResizeKernel kernel : kernels) {
+      ASSERT_EQ(ResizeWith(kernel, c, src), portable) << ResizeKernelName(kernel);
+    }
+  }
+}
+
+// Extremes: a 20x downscale of a wide row (many tap groups), an upscale of 2 pixels,
+// full-range values.
+TEST(ResizeKernelsTest, ExtremeScalesAgree) {
+  std::mt19937 rng(5);
+  std::vector<RandomCase> cases = {
+      {1999, 7, 3, 0, 0, PixelBox{0, 0, 1999, 7}, 97, 3},
+      {2, 2, 3, 0, 0, PixelBox{0, 0, 2, 2}, 500, 300},
+      {640, 480, 4, 3, 5, PixelBox{0.5, 0.5, 639.5, 479.5}, 224, 224},
+      {5000, 3, 1, 0, 0, PixelBox{0, 0, 5000, 3}, 7, 1},
+  };
+  for (const RandomCase& c : cases) {
+    SCOPED_TRACE(c.Describe());
+    std::vector<uint8_t> src((static_cast<size_t>(c.src_width) * c.channels + c.src_padding) *
+                             c.src_height);
+    for (uint8_t& v : src) v = rng() % 2 ? 255 : static_cast<uint8_t>(rng());
+    const std::vector<uint8_t> portable = ResizeWith(ResizeKernel::kPortable, c, src);
+    for (ResizeKernel kernel : AvailableResizeKernels()) {
+      EXPECT_EQ(ResizeWith(kernel, c, src), portable) << ResizeKernelName(kernel);
+    }
+  }
+}
+
+TEST(ResizeKernelsTest, AutoPicksTheWidestAvailable) {
+  ScopedResizeKernel scoped(ResizeKernel::kAuto);
+  EXPECT_EQ(ActiveResizeKernel(), AvailableResizeKernels().back());
+  EXPECT_TRUE(ResizeKernelAvailable(ResizeKernel::kPortable));
+  SetResizeKernel(ResizeKernel::kPortable);
+  EXPECT_EQ(ActiveResizeKernel(), ResizeKernel::kPortable);
+  for (ResizeKernel kernel : {ResizeKernel::kAuto, ResizeKernel::kPortable,
+                              ResizeKernel::kSse41, ResizeKernel::kAvx2}) {
+    EXPECT_EQ(ResizeKernelNamed(ResizeKernelName(kernel)), kernel);  // IMGPIPE_RESIZE_KERNEL
+  }
+  EXPECT_STREQ(ResizeKernelName(ResizeKernel::kSse41), "sse4.1");
+  EXPECT_THROW(ResizeKernelNamed("sse41"), Error);
+  for (ResizeKernel kernel : {ResizeKernel::kSse41, ResizeKernel::kAvx2}) {
+    if (!ResizeKernelAvailable(kernel)) {
+      EXPECT_THROW(SetResizeKernel(kernel), Error);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace imgpipe
