@@ -34,16 +34,21 @@ class Loader(_imgpipe.Loader):
 
     Loader(data, batch_size=..., preset="train"|"eval", image_size=..., layout="float32"|
     "uint8", seed=..., deterministic=..., shuffle_buffer=..., threads=..., rank=None,
-    world_size=None, last_batch="drop"); the defaults are the C++ pipeline's. `data` is
-    a folder of TFRecord shards, an image folder (class sub-folders), a file, a glob
-    pattern, or a list of files/patterns. rank/world_size default to torch.distributed's
+    world_size=None, last_batch="drop", split="train", image_key=None, label_key=None,
+    label_offset=None); the defaults are the C++ pipeline's. `data` is what `imgpipe
+    bench/train --data` accept (README "What --data accepts"): a folder of TFRecord shards
+    (imgpipe's, TF-slim's, TFDS's or others), a TFRecord file or glob pattern, or an image
+    folder (class sub-folders). split picks the files of that split when the file names
+    have splits. image_key, label_key ("none": no labels) and label_offset are the CLI's
+    --image-key, --label-key and --label-offset: None detects them (label_offset 1 for
+    TF-slim's 1-based labels, so labels are 0-based). loader.data_layout and
+    loader.class_names say what was found. rank/world_size default to torch.distributed's
     when it is initialised, else 0/1. len(loader) is the exact number of batches every
     rank yields per epoch."""
 
     def __init__(self, data, *, rank=None, world_size=None, **options):
         default_rank, default_size = _distributed_rank_and_size()
-        patterns = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [os.fspath(d) for d in data]
-        super().__init__(patterns,
+        super().__init__(os.fspath(data),
                          rank=default_rank if rank is None else rank,
                          world_size=default_size if world_size is None else world_size,
                          **options)

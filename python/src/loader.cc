@@ -160,6 +160,7 @@ void CheckOptions(const LoaderOptions& o) {
 pipeline::Pipeline<Batch> BuildBatches(const LoaderData& data, const LoaderOptions& o) {
   pipeline::ImagePipelineConfig config;
   config.patterns = data.paths;
+  config.schema = data.source.schema;
   config.batch_size = o.batch_size;
   config.drop_remainder = o.last_batch == "drop";
   config.shuffle_buffer = o.shuffle_buffer;
@@ -199,6 +200,15 @@ pipeline::PipelineOptions PipelineOptionsOf(const LoaderOptions& o) {
   return options;
 }
 
+// The data-source options (pipeline::DataSourceOptions) of these loader options.
+pipeline::DataSourceOptions DataSourceOptionsOf(const LoaderOptions& o) {
+  pipeline::DataSourceOptions options;
+  options.image_key = o.image_key.value_or(options.image_key);
+  options.label_key = o.label_key.value_or(options.label_key);
+  options.label_offset = o.label_offset;
+  return options;
+}
+
 // Every option with its default, in the order of ForEachOption.
 py::dict DefaultOptions() {
   const LoaderOptions defaults;
@@ -226,12 +236,13 @@ py::dict StageDict(const pipeline::StageSnapshot& s) {
 
 }  // namespace
 
-Loader::Loader(const std::vector<std::string>& data, LoaderOptions options)
+Loader::Loader(const std::string& data, LoaderOptions options)
     : options_(std::move(options)), batches_(nullptr) {
   CheckOptions(options_);
   {
-    py::gil_scoped_release release;  // counting may scan every file
-    data_ = ResolveLoaderData(data, ParseErrorPolicy(options_.error_policy));
+    py::gil_scoped_release release;  // resolving and counting may scan every file
+    data_ = ResolveLoaderData(data, DataSourceOptionsOf(options_), options_.split,
+                              ParseErrorPolicy(options_.error_policy));
   }
   batches_per_epoch_ = BatchesPerEpoch(data_, options_);
   batches_ = BuildBatches(data_, options_);
@@ -358,7 +369,7 @@ HostArray LabelsOf(const LoaderBatch& b) {
 
 // Loader(data, **options): each keyword sets the LoaderOptions field of its name;
 // an unknown name or a value of the wrong type throws Error.
-std::unique_ptr<Loader> MakeLoader(const std::vector<std::string>& data, const py::kwargs& options) {
+std::unique_ptr<Loader> MakeLoader(const std::string& data, const py::kwargs& options) {
   LoaderOptions o;
   size_t used = 0;
   ForEachOption(o, [&](const char* name, auto& field, bool) {
@@ -399,12 +410,18 @@ void BindLoader(py::module_& m) {
 
   py::class_<Loader>(m, "Loader", "The C++ image pipeline as an iterable of batches (see imgpipe.Loader).")
       .def(py::init(&MakeLoader), py::arg("data"),
-           "Loader(data: list of paths or patterns, **options); Loader.defaults() lists the options.")
+           "Loader(data: what `imgpipe bench --data` accepts, **options); Loader.defaults() lists the "
+           "options.")
       .def_static("defaults", &DefaultOptions, "Every option with its default (the C++ pipeline's).")
       .def("__len__", &Loader::size)
       .def("__iter__", &Loader::Iterate)
       .def("set_epoch", &Loader::SetEpoch, py::arg("epoch"))
       .def_property_readonly("epoch", &Loader::epoch)
+      .def_property_readonly("data_layout", &Loader::data_layout,
+                             "How `data` was laid out: imgpipe, tf-slim, tfds, tfrecord or image-folder.")
+      .def_property_readonly("class_names", &Loader::class_names,
+                             "Class names, item i naming label i (empty when unknown).")
+      .def("describe_data", &Loader::describe_data, "What was found in `data` and chosen, in words.")
       .def("_state", &Loader::State)
       .def("_load_state", &Loader::LoadState, py::arg("state"))
       .def("stats", &Loader::Stats, "Per-stage statistics of the latest pass (list of dicts).")

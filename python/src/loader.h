@@ -37,6 +37,13 @@ struct LoaderOptions {
   int rank = 0;
   int world_size = 1;
   std::string last_batch = "drop";  // "drop" or "partial" (one rank only, for now)
+  // How `data` is read, as the CLI's --image-key, --label-key and --label-offset
+  // (cli/data_options.cc); unset: pipeline::DataSourceOptions's default (detected).
+  std::optional<std::string> image_key;
+  std::optional<std::string> label_key;  // "none": no labels
+  std::optional<int64_t> label_offset = pipeline::DataSourceOptions{}.label_offset;
+  // The files of this split (train, validation, test; "" or unsplit data: every file).
+  std::string split = "train";
 };
 
 // Calls f(name, field, in_state) for every option: the one list of their Python names.
@@ -57,6 +64,10 @@ void ForEachOption(Options& o, F&& f) {
   f("rank", o.rank, true);
   f("world_size", o.world_size, true);
   f("last_batch", o.last_batch, true);
+  f("image_key", o.image_key, true);
+  f("label_key", o.label_key, true);
+  f("label_offset", o.label_offset, true);
+  f("split", o.split, true);
 }
 
 // One batch: the pipeline's Batch, shared by the arrays exported from it.
@@ -72,12 +83,17 @@ class Loader {
  public:
   // Resolves `data`, counts its samples and builds the pipeline; throws Error for a
   // bad option or when this rank would get no batch.
-  Loader(const std::vector<std::string>& data, LoaderOptions options);
+  Loader(const std::string& data, LoaderOptions options);
 
   // Batches each rank yields per epoch.
   int64_t size() const { return batches_per_epoch_; }
   void SetEpoch(int64_t epoch);
   int64_t epoch() const { return epoch_; }
+  // How `data` was resolved: the layout's name (pipeline::LayoutName), the class names
+  // (line i: class i; empty when unknown) and ResolveDataSource's description.
+  std::string data_layout() const { return pipeline::LayoutName(data_.source.layout); }
+  const std::vector<std::string>& class_names() const { return data_.source.class_names; }
+  std::string describe_data() const { return data_.source.Describe(); }
   // A new pass over epoch `epoch()` (continuing a loaded state, when there is one).
   std::shared_ptr<LoaderPass> Iterate();
   // The latest pass's position as {epoch, batches, options, data, pipeline (bytes)}.

@@ -1,9 +1,6 @@
 #include "loader_data.h"
 
-#include <string_view>
-
 #include "pipeline/input_list.h"
-#include "pipeline/source_datasets.h"
 #include "record/crc32c.h"
 #include "record/index.h"
 #include "record/tfrecord_reader.h"
@@ -12,18 +9,6 @@
 
 namespace imgpipe::python {
 namespace {
-
-// The TFRecord files of folder `dir` (see ResolveLoaderData).
-std::vector<std::string> TfRecordFilesIn(const std::string& dir) {
-  std::vector<std::string> files;
-  for (const std::string& name : ListDirectory(dir)) {
-    if (name.find(".tfrecord") != std::string::npos && name.find(".idx") == std::string::npos &&
-        name.find(kTemporarySuffix) == std::string::npos) {
-      files.push_back(JoinPath(dir, name));
-    }
-  }
-  return files;
-}
 
 // Records in `file`: its .idx file's entry count when there is one, else a scan under
 // `policy`.
@@ -39,24 +24,27 @@ int64_t CountRecords(const std::string& file, ErrorPolicy policy) {
   return n;
 }
 
+// Whether some file of `source` names split train, validation or test.
+bool HasSplits(const pipeline::DataSource& source) {
+  return source.HasSplit("train") || source.HasSplit("validation") || source.HasSplit("test");
+}
+
 }  // namespace
 
-LoaderData ResolveLoaderData(const std::vector<std::string>& patterns, ErrorPolicy policy) {
-  if (patterns.empty()) throw Error("Loader: `data` names no files");
-  LoaderData data;
-  if (patterns.size() == 1 && IsDirectory(patterns[0])) {
-    data.paths = TfRecordFilesIn(patterns[0]);
-    if (data.paths.empty()) {
-      data.image_folder = true;
-      data.paths = {patterns[0]};
-      data.samples = static_cast<int64_t>(ListImageFolder(patterns[0]).images.size());
-      return data;
-    }
-  } else {
-    data.paths = pipeline::MatchFiles(patterns);
+LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSourceOptions& options,
+                             const std::string& split, ErrorPolicy policy) {
+  if (data.empty()) throw Error("Loader: `data` is empty");
+  LoaderData d;
+  d.source = pipeline::ResolveDataSource(data, options);
+  if (d.source.layout == pipeline::DataLayout::kImageFolder) {
+    d.image_folder = true;
+    d.paths = {data};
+    d.samples = static_cast<int64_t>(ListImageFolder(data).images.size());
+    return d;
   }
-  for (const std::string& file : data.paths) data.samples += CountRecords(file, policy);
-  return data;
+  d.paths = split.empty() || !HasSplits(d.source) ? d.source.Paths() : d.source.Paths(split);
+  for (const std::string& file : d.paths) d.samples += CountRecords(file, policy);
+  return d;
 }
 
 uint32_t DataFingerprint(const LoaderData& data) {

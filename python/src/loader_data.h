@@ -1,29 +1,33 @@
-// What a Loader reads: its `data` argument resolved to files, and the number of
-// samples in them (for len(loader)). Throws Error when there is nothing to read.
+// What a Loader reads: its `data` argument resolved by pipeline::ResolveDataSource (as
+// `imgpipe bench/train --data`: layouts imgpipe, tf-slim, tfds, tfrecord, image-folder),
+// the files of one split, and the number of samples in them (for len(loader)).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "pipeline/data_source.h"
 #include "util/error_policy.h"
 
 namespace imgpipe::python {
 
 struct LoaderData {
-  // One image folder (class sub-folders), or the TFRecord files, sorted.
+  pipeline::DataSource source;  // layout, schema (keys, label offset), class names
+  // One image folder (class sub-folders), or the TFRecord files of the split, sorted.
   std::vector<std::string> paths;
   bool image_folder = false;
   int64_t samples = 0;  // image files, or records in all the files
 };
 
-// Resolves `patterns` as `imgpipe bench --data` does: one folder holding TFRecord files
-// (names containing ".tfrecord", not index or temporary files) gives those files; a
-// folder without any is an image folder; anything else is files or glob patterns.
-// (The data-sources work replaces this rule with pipeline::ResolveDataSource.)
-// Records are counted from .idx files when present, else by reading the files under
-// `policy`: kSkip counts the good records, kFail throws DataError at a bad one.
-LoaderData ResolveLoaderData(const std::vector<std::string>& patterns, ErrorPolicy policy);
+// Resolves `data` with ResolveDataSource(data, options) and keeps the files of `split`:
+// every file when `split` is "" or when no file's name names a split (train, validation,
+// test), as `imgpipe train` does; else Error naming the splits found when none is
+// `split`. Records are counted from .idx files when present, else by reading the files
+// under `policy`: kSkip counts the good records, kFail throws DataError at a bad one.
+// Throws Error (nothing to read, keys not found: the message lists the keys found).
+LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSourceOptions& options,
+                             const std::string& split, ErrorPolicy policy);
 
 // A fingerprint of the data: CRC32C over every path with its size and the sample count.
 uint32_t DataFingerprint(const LoaderData& data);

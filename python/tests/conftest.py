@@ -3,6 +3,8 @@ CTest) and a small TFRecord data set written with imgpipe's own writer from real
 
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -38,3 +40,15 @@ def shards(tmp_path_factory):
 @pytest.fixture(scope="session")
 def photos_by_class():
     return shared_path("images/photos-by-class")
+
+
+@pytest.fixture(scope="session")
+def tf_datasets(tmp_path_factory):
+    """TF-slim- and TFDS-style shards (tf-slim/, tfds/) of scripts/make_tf_datasets.py:
+    the CTest fixture tf_datasets's folder (IMGPIPE_TF_DATASETS_DIR), else written here."""
+    if "IMGPIPE_TF_DATASETS_DIR" in os.environ:
+        return pathlib.Path(os.environ["IMGPIPE_TF_DATASETS_DIR"])
+    out = tmp_path_factory.mktemp("tf-datasets")
+    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "make_tf_datasets.py"
+    subprocess.run([sys.executable, str(script), str(shared_path("images/hymenoptera")), str(out)], check=True)
+    return out
