@@ -28,7 +28,7 @@ def train(data, checkpoint, *extra):
     """Runs the script on WORLD_SIZE processes; returns rank 0's JSON lines."""
     port = free_port()
     args = [sys.executable, str(SCRIPT), "--data", str(data), "--epochs", "2", "--batch-size", "2",
-            "--image-size", "32", "--lr", "0.05", "--seed", "5", "--threads", "1", "--torch-threads", "1",
+            "--eval-batch-size", "3", "--image-size", "32", "--lr", "0.05", "--seed", "5", "--threads", "1", "--torch-threads", "1",
             "--device", "cpu", "--checkpoint", str(checkpoint), *extra]
     procs = []
     try:
@@ -51,7 +51,7 @@ def train(data, checkpoint, *extra):
 
 
 def test_a_stopped_and_resumed_ddp_run_ends_where_an_uninterrupted_one_ends(tf_datasets, tmp_path):
-    data = tf_datasets / "tf-slim"  # 12 train images (6 per rank: 3 steps an epoch), 6 validation
+    data = tf_datasets / "tf-slim"  # 12 train images (6 per rank: 3 steps an epoch), 6 validation (3 per rank)
     whole = train(data, tmp_path / "a.pt")
     steps = [e for e in whole if e["event"] == "step"]
     assert [e["step"] for e in steps] == list(range(1, 7)) and all(e["loss"] > 0 for e in steps)
