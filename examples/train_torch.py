@@ -89,7 +89,13 @@ class Run:
 
     def close(self):
         if self.distributed:
-            dist.destroy_process_group()
+            # torch 1.13 can deadlock tearing DDP's Gloo process group down (the Reducer's
+            # destructor joins a Gloo thread that waits for the GIL), so once every rank is
+            # done (checkpoints are written whole by then) the process exits without it.
+            dist.barrier()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
 
 
 def make_model(args, num_classes):
