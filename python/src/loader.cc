@@ -250,7 +250,10 @@ Loader::Loader(const std::string& data, LoaderOptions options)
 
 void Loader::SetEpoch(int64_t epoch) {
   if (epoch < 0) throw Error("Loader.set_epoch: epoch must be >= 0");
-  if (epoch != epoch_) pending_state_.reset();
+  if (epoch != epoch_) {  // a loaded state belongs to its own epoch: start this one afresh
+    pending_state_.reset();
+    pending_batches_ = 0;
+  }
   epoch_ = epoch;
 }
 

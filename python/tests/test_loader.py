@@ -237,6 +237,18 @@ def test_a_state_taken_after_set_epoch_starts_that_epoch(shards):
     assert resumed.epoch == 1 and len(list(resumed)) == len(loader)
 
 
+def test_a_mid_epoch_state_then_another_epoch_gives_that_whole_epoch(shards):
+    loader = imgpipe.Loader(str(shards), batch_size=4, **SMALL)
+    it = iter(loader)
+    next(it)
+    state = loader.state_dict()
+    loader.close()
+    resumed = imgpipe.Loader(str(shards), batch_size=4, **SMALL)
+    resumed.load_state_dict(state)
+    resumed.set_epoch(1)  # another epoch: the loaded position is dropped, batches too
+    assert len(list(resumed)) == len(resumed)
+
+
 def test_a_state_from_other_options_is_refused(shards):
     loader = imgpipe.Loader(str(shards), batch_size=4, **SMALL)
     next(iter(loader))
