@@ -76,14 +76,11 @@ void RunBench(const BenchFlags& f) {
   // N threads means N cores: every thread of the pipeline (readers, workers,
   // prefetchers, this consumer) shares them.
   options.threads = f.threads > 0 ? RestrictToCpus(f.threads) : AvailableCpus();
-  const OutputLayout layout = f.layout == "uint8" ? OutputLayout::kUint8Nhwc : OutputLayout::kFloat32Nchw;
+  const OutputLayout layout = ParseOutputLayout(f.layout);
   TrainPreset train;
   train.size = f.image_size;
   train.layout = layout;
-  EvalPreset eval;
-  eval.crop_size = f.image_size;
-  eval.resize_size = f.image_size * 256 / 224;
-  eval.layout = layout;
+  const EvalPreset eval = EvalPresetForCrop(f.image_size, layout);
   if (!f.trace.empty()) trace::Enable();
 
   const pipeline::DataSource source = ResolveAndReport(f.data, f.source);

@@ -184,8 +184,7 @@ void AddDoctorCommand(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   cmd->add_flag("--json", f->json, "Print one JSON object: ok, checks, gpus, torch, ...");
   cmd->callback([f] {
-    f->options.plan.preset.layout =
-        f->layout == "uint8" ? OutputLayout::kUint8Nhwc : OutputLayout::kFloat32Nchw;
+    f->options.plan.preset.layout = ParseOutputLayout(f->layout);
     env::DlopenLibraryLoader loader;
     env::DoctorReport report = env::RunDoctor(f->options, loader, LinkedTorch());
     if (f->json) {

@@ -264,9 +264,7 @@ ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCa
   ShardJob job;
   job.plan = &plan;
   job.model = model.get();
-  job.preset.crop_size = image_size;
-  job.preset.resize_size = image_size * 256 / 224;
-  job.preset.layout = OutputLayout::kFloat32Nchw;
+  job.preset = EvalPresetForCrop(image_size, OutputLayout::kFloat32Nchw);
   job.dimension = dimension;
   job.half = options.dtype == "float16";
   job.batch_size = options.batch_size;

@@ -65,10 +65,8 @@ ClassifyResult ClassifyImages(const ClassifyOptions& options, const std::vector<
   at::set_num_threads(threads);
   // 1. The model (logits), its classes and their names.
   std::unique_ptr<FeatureModel> model = LoadFeatureModel(options.model, "logits");
-  EvalPreset preset;
-  preset.crop_size = options.image_size > 0 ? options.image_size : model->description().image_size;
-  preset.resize_size = preset.crop_size * 256 / 224;
-  preset.layout = OutputLayout::kFloat32Nchw;
+  const EvalPreset preset = EvalPresetForCrop(
+      options.image_size > 0 ? options.image_size : model->description().image_size, OutputLayout::kFloat32Nchw);
   ClassifyResult result;
   result.num_classes = OutputDimension(*model, preset.crop_size);
   std::vector<std::string> names =

@@ -137,13 +137,7 @@ void Validate(const TrainOptions& o, const DistributedEnv& env) {
 }
 
 // Resize the shorter side to size*256/224, crop size x size, uint8 NHWC.
-EvalPreset EvalPresetFor(int size) {
-  EvalPreset preset;
-  preset.crop_size = size;
-  preset.resize_size = size * 256 / 224;
-  preset.layout = OutputLayout::kUint8Nhwc;
-  return preset;
-}
+EvalPreset EvalPresetFor(int size) { return EvalPresetForCrop(size, OutputLayout::kUint8Nhwc); }
 
 // CRC32C of every parameter's bytes, in order: equal on every rank of a healthy run.
 uint32_t ParametersCrc32c(torch::nn::Module& model) {
