@@ -3,26 +3,11 @@
 #include "pipeline/input_list.h"
 #include "record/crc32c.h"
 #include "record/index.h"
-#include "record/tfrecord_reader.h"
 #include "util/error.h"
 #include "util/file.h"
 
 namespace imgpipe::python {
 namespace {
-
-// Records in `file`: its .idx file's entry count when there is one, else a scan under
-// `policy`.
-int64_t CountRecords(const std::string& file, ErrorPolicy policy) {
-  const std::string index = IndexPathFor(file);
-  if (PathExists(index)) return static_cast<int64_t>(ReadIndexFile(index).size());
-  TfRecordReaderOptions options;
-  options.policy = policy;
-  TfRecordReader reader(file, options);
-  std::string record;
-  int64_t n = 0;
-  while (reader.Next(&record)) ++n;
-  return n;
-}
 
 // Whether some file of `source` names split train, validation or test.
 bool HasSplits(const pipeline::DataSource& source) {

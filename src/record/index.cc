@@ -105,4 +105,16 @@ std::vector<IndexEntry> BuildIndex(const std::string& tfrecord_path) {
   return entries;
 }
 
+int64_t CountRecords(const std::string& tfrecord_path, ErrorPolicy policy) {
+  const std::string index = IndexPathFor(tfrecord_path);
+  if (PathExists(index)) return static_cast<int64_t>(ReadIndexFile(index).size());
+  TfRecordReaderOptions options;
+  options.policy = policy;
+  TfRecordReader reader(tfrecord_path, options);
+  std::string record;
+  int64_t n = 0;
+  while (reader.Next(&record)) ++n;
+  return n;
+}
+
 }  // namespace imgpipe

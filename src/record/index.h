@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/error_policy.h"
+
 namespace imgpipe {
 
 struct IndexEntry {
@@ -33,5 +35,9 @@ void WriteIndexFile(const std::string& path, const std::vector<IndexEntry>& entr
 // Scans an uncompressed TFRecord file and returns one entry per record, checking the
 // length CRC (not the data CRC); throws DataError on corruption.
 std::vector<IndexEntry> BuildIndex(const std::string& tfrecord_path);
+
+// Records in `tfrecord_path` (any compression): its index file's entry count when there
+// is one, else a read of the whole file under `policy`.
+int64_t CountRecords(const std::string& tfrecord_path, ErrorPolicy policy = ErrorPolicy::kFail);
 
 }  // namespace imgpipe

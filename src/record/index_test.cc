@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,20 @@ TEST(IndexTest, BuildsIndexOfTensorFlowFile) {
     EXPECT_EQ(record.size() + 16, e.size);
   }
   EXPECT_EQ(ReadTfRecordAt(path, entries[500].offset).size() + 16, entries[500].size);
+}
+
+TEST(IndexTest, CountRecordsReadsTheIndexElseTheFile) {
+  TempDir dir;
+  std::string path = dir.File("c.tfrecord");
+  std::vector<IndexEntry> entries = WriteRecords(path, {RandomBytes(10, 1), RandomBytes(20, 2), RandomBytes(5, 3)});
+  EXPECT_EQ(CountRecords(path), 3);
+  WriteIndexFile(IndexPathFor(path), {entries[0], entries[1]});  // the index, not the file, counts
+  EXPECT_EQ(CountRecords(path), 2);
+  std::string bytes = ReadFile(path);
+  WriteRaw(path, bytes.substr(0, bytes.size() - 1));  // the last record truncated, no index
+  std::remove(IndexPathFor(path).c_str());
+  EXPECT_THROW(CountRecords(path), DataError);
+  EXPECT_EQ(CountRecords(path, ErrorPolicy::kSkip), 2);
 }
 
 TEST(IndexTest, BuildIndexThrowsOnCorruption) {

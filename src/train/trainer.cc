@@ -43,17 +43,6 @@ struct DataSet {
   std::string description;  // what was found and chosen (printed once, by rank 0)
 };
 
-// Records in `file`: its .idx file's entry count when there is one, else a scan.
-int64_t CountRecords(const std::string& file) {
-  std::string index = IndexPathFor(file);
-  if (PathExists(index)) return static_cast<int64_t>(ReadIndexFile(index).size());
-  TfRecordReader reader(file);
-  std::string record;
-  int64_t n = 0;
-  while (reader.Next(&record)) ++n;
-  return n;
-}
-
 // The train files (split train; every file when no name says a split), the validation
 // files (split validation, else test), the classes and the schema of `data`.
 DataSet FindDataSet(const std::string& data, const pipeline::DataSourceOptions& options) {
