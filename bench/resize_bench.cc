@@ -1,5 +1,5 @@
 // The resize kernels side by side in one run: portable (the scalar loops, as before the
-// SIMD kernels), SSE4.1 and AVX2, on 500x375 -> 224x224 (a crop of a real photo) and on
+// SIMD kernels), SSE4.1, AVX2 and AVX-512 VNNI (those the CPU has), on 500x375 -> 224x224 (a crop of a real photo) and on
 // real photographs -> 224x224 (hymenoptera: 397 ImageNet photos; photos-by-class: 47
 // photos of 640 to 1920 pixels). Rounds alternate the kernels; prints each kernel's
 // median rate and its ratio to portable. Rates are per second of this thread's CPU
@@ -71,10 +71,7 @@ double RoundRate(const Workload& w, ResizeKernel kernel, std::vector<uint8_t>& o
 
 // Runs `rounds` rounds of every kernel, in a rotating order; prints medians and ratios.
 void Run(const Workload& w, int rounds) {
-  std::vector<ResizeKernel> kernels;
-  for (ResizeKernel k : {ResizeKernel::kPortable, ResizeKernel::kSse41, ResizeKernel::kAvx2}) {
-    if (ResizeKernelAvailable(k)) kernels.push_back(k);
-  }
+  const std::vector<ResizeKernel> kernels = AvailableResizeKernels();
   std::vector<uint8_t> out(224 * 224 * 3);
   std::vector<std::vector<double>> rates(kernels.size());
   RoundRate(w, kernels.back(), out);  // warm-up: page faults, coefficient cache

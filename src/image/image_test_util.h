@@ -30,15 +30,6 @@ inline std::vector<std::string> ImageFilesIn(const std::string& relative_dir) {
 
 // A smooth test picture: each channel a different gradient, so JPEG keeps it well and
 // any swap of channels, rows or columns shows.
-// The resize kernels this CPU can run: portable first, then SSE4.1 and AVX2.
-inline std::vector<ResizeKernel> AvailableResizeKernels() {
-  std::vector<ResizeKernel> kernels;
-  for (ResizeKernel k : {ResizeKernel::kPortable, ResizeKernel::kSse41, ResizeKernel::kAvx2}) {
-    if (ResizeKernelAvailable(k)) kernels.push_back(k);
-  }
-  return kernels;
-}
-
 // Uses one resize kernel while in scope, then goes back to kAuto.
 struct ScopedResizeKernel {
   explicit ScopedResizeKernel(ResizeKernel kernel) { SetResizeKernel(kernel); }

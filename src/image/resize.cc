@@ -19,7 +19,8 @@ using resize_internal::Coefficients;
 using resize_internal::RowPass;
 
 constexpr ResizeKernel kKernels[] = {ResizeKernel::kAuto, ResizeKernel::kPortable,
-                                     ResizeKernel::kSse41, ResizeKernel::kAvx2};
+                                     ResizeKernel::kSse41, ResizeKernel::kAvx2,
+                                     ResizeKernel::kAvx512};
 
 // The chosen kernel as an int; -1 until the first use reads IMGPIPE_RESIZE_KERNEL.
 std::atomic<int> chosen_kernel{-1};
@@ -46,6 +47,9 @@ struct Loops {
 
 Loops LoopsFor(ResizeKernel kernel) {
 #ifdef IMGPIPE_RESIZE_SIMD
+  if (kernel == ResizeKernel::kAvx512) {
+    return {resize_internal::RowPassAvx512, resize_internal::ColumnPassAvx512, 64};
+  }
   if (kernel == ResizeKernel::kAvx2) {
     return {resize_internal::RowPassAvx2, resize_internal::ColumnPassAvx2, 32};
   }
@@ -121,6 +125,7 @@ const char* ResizeKernelName(ResizeKernel kernel) {
     case ResizeKernel::kPortable: return "portable";
     case ResizeKernel::kSse41: return "sse4.1";
     case ResizeKernel::kAvx2: return "avx2";
+    case ResizeKernel::kAvx512: return "avx512";
   }
   return "?";
 }
@@ -130,19 +135,33 @@ ResizeKernel ResizeKernelNamed(const std::string& name) {
     if (name == ResizeKernelName(kernel)) return kernel;
   }
   throw Error("No resize kernel is named \"" + name +
-              "\"; the kernels are auto, portable, sse4.1 and avx2.");
+              "\"; the kernels are auto, portable, sse4.1, avx2 and avx512.");
 }
 
 bool ResizeKernelAvailable(ResizeKernel kernel) {
 #ifdef IMGPIPE_RESIZE_SIMD
   static const bool sse41 = (__builtin_cpu_init(), __builtin_cpu_supports("sse4.1"));
   static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx512 =
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
   if (kernel == ResizeKernel::kSse41) return sse41;
   if (kernel == ResizeKernel::kAvx2) return avx2;
+  if (kernel == ResizeKernel::kAvx512) return avx512;
 #else
-  if (kernel == ResizeKernel::kSse41 || kernel == ResizeKernel::kAvx2) return false;
+  if (kernel == ResizeKernel::kSse41 || kernel == ResizeKernel::kAvx2 ||
+      kernel == ResizeKernel::kAvx512) {
+    return false;
+  }
 #endif
   return true;
+}
+
+std::vector<ResizeKernel> AvailableResizeKernels() {
+  std::vector<ResizeKernel> kernels;
+  for (ResizeKernel kernel : kKernels) {
+    if (kernel != ResizeKernel::kAuto && ResizeKernelAvailable(kernel)) kernels.push_back(kernel);
+  }
+  return kernels;
 }
 
 void SetResizeKernel(ResizeKernel kernel) {
@@ -161,6 +180,7 @@ ResizeKernel ActiveResizeKernel() {
   }
   const auto kernel = static_cast<ResizeKernel>(chosen);
   if (kernel != ResizeKernel::kAuto) return kernel;
+  if (ResizeKernelAvailable(ResizeKernel::kAvx512)) return ResizeKernel::kAvx512;
   if (ResizeKernelAvailable(ResizeKernel::kAvx2)) return ResizeKernel::kAvx2;
   if (ResizeKernelAvailable(ResizeKernel::kSse41)) return ResizeKernel::kSse41;
   return ResizeKernel::kPortable;

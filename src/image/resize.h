@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "image/image.h"
 
@@ -26,9 +27,9 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
                 size_t dst_stride);
 
 // The implementations of the resize loops; all give the same bytes.
-enum class ResizeKernel { kAuto, kPortable, kSse41, kAvx2 };
+enum class ResizeKernel { kAuto, kPortable, kSse41, kAvx2, kAvx512 };
 
-// Returns "auto", "portable", "sse4.1" or "avx2".
+// Returns "auto", "portable", "sse4.1", "avx2" or "avx512" (AVX-512 BW with VNNI).
 const char* ResizeKernelName(ResizeKernel kernel);
 
 // Returns the kernel that `name` names (as ResizeKernelName gives it); throws Error
@@ -38,8 +39,12 @@ ResizeKernel ResizeKernelNamed(const std::string& name);
 // Returns whether this build and CPU can run `kernel` (kAuto and kPortable: always).
 bool ResizeKernelAvailable(ResizeKernel kernel);
 
+// Returns the kernels (not kAuto) this build and CPU can run, portable first, then
+// from the narrowest instruction set to the widest.
+std::vector<ResizeKernel> AvailableResizeKernels();
+
 // Makes later resizes in this process use `kernel` (for tests and benchmarks). kAuto
-// picks AVX2, else SSE4.1, else portable. The starting choice is kAuto, or the
+// picks AVX-512 VNNI, else AVX2, else SSE4.1, else portable. The starting choice is kAuto, or the
 // environment variable IMGPIPE_RESIZE_KERNEL (a name above). Throws Error if `kernel`
 // is not available.
 void SetResizeKernel(ResizeKernel kernel);

@@ -1,5 +1,6 @@
 // The loops of the resize (resize.cc), one set per instruction set: portable C++,
-// SSE4.1 and AVX2 (resize_sse41.cc, resize_avx2.cc, each compiled for its own ISA).
+// SSE4.1, AVX2 and AVX-512 VNNI (resize_sse41.cc, resize_avx2.cc, resize_avx512.cc,
+// each compiled for its own ISA).
 // All give the same bytes: Pillow's 22-bit fixed point, exactly. Plain structs of raw
 // pointers only, so that the ISA-specific files need no standard-library templates
 // (an inline function compiled there with -mavx2 could be the copy the linker keeps).
@@ -77,6 +78,10 @@ void ColumnPassSse41(const ColumnPass& pass);
 // AVX2 (the CPU must have it); as SSE4.1, columns need row_bytes >= 32.
 void RowPassAvx2(const RowPass& pass);
 void ColumnPassAvx2(const ColumnPass& pass);
+
+// AVX-512 BW with VNNI (the CPU must have both); as SSE4.1, columns need row_bytes >= 64.
+void RowPassAvx512(const RowPass& pass);
+void ColumnPassAvx512(const ColumnPass& pass);
 
 // Returns the end of the first run of output pixels from 0 whose 16-byte group loads
 // all stay within a row of in_width pixels of `channels` bytes.

@@ -122,12 +122,12 @@ TEST(ResizeKernelsTest, AutoPicksTheWidestAvailable) {
   SetResizeKernel(ResizeKernel::kPortable);
   EXPECT_EQ(ActiveResizeKernel(), ResizeKernel::kPortable);
   for (ResizeKernel kernel : {ResizeKernel::kAuto, ResizeKernel::kPortable,
-                              ResizeKernel::kSse41, ResizeKernel::kAvx2}) {
+                              ResizeKernel::kSse41, ResizeKernel::kAvx2, ResizeKernel::kAvx512}) {
     EXPECT_EQ(ResizeKernelNamed(ResizeKernelName(kernel)), kernel);  // IMGPIPE_RESIZE_KERNEL
   }
   EXPECT_STREQ(ResizeKernelName(ResizeKernel::kSse41), "sse4.1");
   EXPECT_THROW(ResizeKernelNamed("sse41"), Error);
-  for (ResizeKernel kernel : {ResizeKernel::kSse41, ResizeKernel::kAvx2}) {
+  for (ResizeKernel kernel : {ResizeKernel::kSse41, ResizeKernel::kAvx2, ResizeKernel::kAvx512}) {
     if (!ResizeKernelAvailable(kernel)) {
       EXPECT_THROW(SetResizeKernel(kernel), Error);
     }

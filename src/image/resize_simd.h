@@ -5,7 +5,8 @@
 //
 // V provides: Vec; kBytes; kRows, the image rows one vector holds in the horizontal
 // pass (one per 128-bit lane); IMGPIPE_RESIZE_LANE_OPS (Zero, Load, Store, Broadcast32,
-// Add32, Madd (pmaddwd), ShiftHi (<< kSplitBits), ShiftRound (>> kPrecisionBits,
+// Add32, Madd (pmaddwd), MaddAdd(acc, a, b) = Add32(acc, Madd(a, b)) (one vpdpwssd
+// with AVX-512 VNNI, which declares its own after IMGPIPE_RESIZE_LANE_OPS_BUT_MADD_ADD), ShiftHi (<< kSplitBits), ShiftRound (>> kPrecisionBits,
 // arithmetic), UnpackLo8, UnpackHi8, Packs32, Packus16, Shuffle8 (pshufb), each lane by
 // lane as the SSE instruction of that name); LoadLanes (16 bytes into every lane); LoadRows(rows,
 // offset) (16 bytes at rows[j] + offset into lane j); SplitRows(v, out) (lane j to
@@ -22,8 +23,12 @@ namespace imgpipe::resize_internal {
 namespace {
 
 // The lane-by-lane operations of V (above), each the intrinsic of that name with prefix
-// P (_mm or _mm256) and vector suffix S (si128 or si256); Vec must be declared first.
+// P (_mm, _mm256 or _mm512) and vector suffix S (si128, si256 or si512); Vec must be
+// declared first.
 #define IMGPIPE_RESIZE_LANE_OPS(P, S)                                                   \
+  IMGPIPE_RESIZE_LANE_OPS_BUT_MADD_ADD(P, S)                                            \
+  static Vec MaddAdd(Vec acc, Vec a, Vec b) { return Add32(acc, Madd(a, b)); }
+#define IMGPIPE_RESIZE_LANE_OPS_BUT_MADD_ADD(P, S)                                      \
   static Vec Zero() { return P##_setzero_##S(); }                                       \
   static Vec Load(const void* p) { return P##_loadu_##S(static_cast<const Vec*>(p)); } \
   static void Store(uint8_t* p, Vec v) { P##_storeu_##S(reinterpret_cast<Vec*>(p), v); } \
@@ -104,9 +109,8 @@ inline void MaddGroup(const uint8_t* const* rows, size_t offset, const int16_t* 
   const typename V::Vec pixels = V::LoadRows(rows, offset);
   const typename V::Vec a = V::Shuffle8(pixels, shuffle.taps01);
   const typename V::Vec b = V::Shuffle8(pixels, shuffle.taps23);
-  hi = V::Add32(hi, V::Add32(V::Madd(a, V::LoadLanes(w)), V::Madd(b, V::LoadLanes(w + 8))));
-  lo = V::Add32(lo, V::Add32(V::Madd(a, V::LoadLanes(w + 16)),
-                             V::Madd(b, V::LoadLanes(w + 24))));
+  hi = V::MaddAdd(V::MaddAdd(hi, a, V::LoadLanes(w)), b, V::LoadLanes(w + 8));
+  lo = V::MaddAdd(V::MaddAdd(lo, a, V::LoadLanes(w + 16)), b, V::LoadLanes(w + 24));
 }
 
 // The same for taps 0 and 1 of a group only (the weights of taps 2 and 3 are 0).
@@ -115,8 +119,8 @@ inline void MaddHalfGroup(const uint8_t* const* rows, size_t offset, const int16
                           const PairShuffles<V>& shuffle, typename V::Vec& hi,
                           typename V::Vec& lo) {
   const typename V::Vec a = V::Shuffle8(V::LoadRows(rows, offset), shuffle.taps01);
-  hi = V::Add32(hi, V::Madd(a, V::LoadLanes(w)));
-  lo = V::Add32(lo, V::Madd(a, V::LoadLanes(w + 16)));
+  hi = V::MaddAdd(hi, a, V::LoadLanes(w));
+  lo = V::MaddAdd(lo, a, V::LoadLanes(w + 16));
 }
 
 // Sets out[r] to output pixel i of row in[r] (R rows, a multiple of V::kRows, same
@@ -245,8 +249,8 @@ inline void ColumnChunk(const uint8_t* in, size_t stride, const int32_t* pair_wo
     const Vec q[4] = {V::UnpackLo8(low, zero), V::UnpackHi8(low, zero),
                       V::UnpackLo8(high, zero), V::UnpackHi8(high, zero)};
     for (int j = 0; j < 4; ++j) {
-      hi[j] = V::Add32(hi[j], V::Madd(q[j], w_hi));
-      lo[j] = V::Add32(lo[j], V::Madd(q[j], w_lo));
+      hi[j] = V::MaddAdd(hi[j], q[j], w_hi);
+      lo[j] = V::MaddAdd(lo[j], q[j], w_lo);
     }
   }
   const Vec half = V::Broadcast32(&kHalf);
