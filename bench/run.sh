@@ -15,26 +15,56 @@ echo
 echo "== Convert against cp"
 "$here/convert_bench.sh" "$imgpipe"
 echo
-echo "== Resize kernels: portable vs SSE4.1 vs AVX2 (one thread, real photos)"
+echo "== Resize kernels: portable vs SSE4.1 vs AVX2 vs AVX-512 (one thread, real photos)"
 "$build/bench/resize_bench" 7
 echo
 echo "== Image operations (Google Benchmark, one thread)"
 "$build/bench/image_ops_bench" --benchmark_min_time=0.5
 echo
-# ImageNet-sized JPEGs (500x375, ~110 KB) as a folder and as shards.
+testdata=$(cd "$here/../../shared/testdata/images" && pwd)
+
+# The pipeline on one image set: the ladder (with its ceiling check), 1 vs 2 threads,
+# and the PyTorch DataLoader side by side. $1: what the images are (printed with every
+# number), $2: an image folder (one sub-folder per class), $3: its TFRecord shards.
+pipeline_benchmarks() {
+  local what=$1 images=$2 shards=$3
+  echo "== Pipeline ladder: $what, train preset, ${seconds} s per row"
+  "$imgpipe" bench --data "$shards" --images "$images" --ladder --seconds "$seconds"
+  echo
+  echo "== Thread scaling: $what, train preset, TFRecord shards"
+  local one two
+  one=$("$imgpipe" bench --data "$shards" --threads 1 --seconds "$seconds" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])')
+  two=$("$imgpipe" bench --data "$shards" --threads 2 --seconds "$seconds" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])')
+  python3 -c "print(f'1 thread: {$one:.1f} images/s; 2 threads: {$two:.1f} images/s; scaling {$two/$one:.2f}x (target >= 1.8x)')"
+  echo
+  echo "== PyTorch DataLoader vs imgpipe: $what (same images, same cores)"
+  /usr/bin/python3 "$here/compare_torch.py" --images "$images" --shards "$shards" \
+    --imgpipe "$imgpipe" --seconds "$seconds"
+  echo
+}
+
+# Real photographs first. hymenoptera: 397 ImageNet photos (and the crawl's GIF
+# placeholder), train and val gathered into one folder per class (symbolic links).
+for split in train val; do
+  for class in ants bees; do
+    mkdir -p "$work/hymenoptera/$class"
+    for f in "$testdata/hymenoptera/$split/$class"/*; do
+      ln -s "$f" "$work/hymenoptera/$class/${split}_$(basename "$f")"
+    done
+  done
+done
+"$imgpipe" convert --input "$work/hymenoptera" --output "$work/hymenoptera-shards" --min-shards 4 >/dev/null
+pipeline_benchmarks "397 real ImageNet photos (hymenoptera, mean 490x392)" \
+  "$work/hymenoptera" "$work/hymenoptera-shards"
+"$imgpipe" convert --input "$testdata/photos-by-class" --output "$work/by-class-shards" \
+  --min-shards 4 >/dev/null
+pipeline_benchmarks "47 real photos of 640 to 1920 px (photos-by-class)" \
+  "$testdata/photos-by-class" "$work/by-class-shards"
+
+# Then scale: 2,000 ImageNet-sized (500x375, ~110 KB) synthetic JPEGs, which decode
+# almost twice as fast as photographs (they flatter imgpipe).
 "$imgpipe" synth --out "$work/images" --classes 20 --per-class 100 --size 500x375 --quality 90 >/dev/null
 "$imgpipe" convert --input "$work/images" --output "$work/shards" --min-shards 8 >/dev/null
-echo "== Pipeline ladder: 2,000 synthetic 500x375 JPEGs, train preset, ${seconds} s per row"
-"$imgpipe" bench --data "$work/shards" --images "$work/images" --ladder --seconds "$seconds"
-echo
-echo "== Thread scaling (train preset, TFRecord shards)"
-one=$("$imgpipe" bench --data "$work/shards" --threads 1 --seconds "$seconds" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])')
-two=$("$imgpipe" bench --data "$work/shards" --threads 2 --seconds "$seconds" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])')
-python3 -c "print(f'1 thread: {$one:.1f} images/s; 2 threads: {$two:.1f} images/s; scaling {$two/$one:.2f}x (target >= 1.8x)')"
-echo
-echo "== PyTorch DataLoader vs imgpipe (same images, same cores)"
-/usr/bin/python3 "$here/compare_torch.py" --images "$work/images" --shards "$work/shards" \
-  --imgpipe "$imgpipe" --seconds "$seconds"
-echo
+pipeline_benchmarks "2,000 synthetic 500x375 JPEGs" "$work/images" "$work/shards"
 echo "== Training: bf16 autocast vs fp32 on the CPU (the model alone, --synthetic)"
 bash "$here/train_precision_bench.sh" "$build" resnet18 6
