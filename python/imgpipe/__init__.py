@@ -44,7 +44,9 @@ class Loader(_imgpipe.Loader):
     TF-slim's 1-based labels, so labels are 0-based). loader.data_layout and
     loader.class_names say what was found. rank/world_size default to torch.distributed's
     when it is initialised, else 0/1. len(loader) is the exact number of batches every
-    rank yields per epoch."""
+    rank yields per epoch. last_batch: "drop" (whole batches of the smallest shard),
+    "partial" (every sample once; a rank may split its last full batch in two) or "pad"
+    (full batches; batch.padded marks the repeats of the rank's own samples)."""
 
     def __init__(self, data, *, rank=None, world_size=None, **options):
         default_rank, default_size = _distributed_rank_and_size()

@@ -13,15 +13,16 @@ namespace imgpipe::python {
 using pipeline::Batch;
 using pipeline::PipelineIterator;
 
-// One pass over an epoch: the pipeline's iterator, stopped after `limit` batches.
-// Next runs without the GIL; Close may come from another thread (or atexit).
+// One pass over an epoch: the pipeline's iterator, stopped after `plan.batches`
+// batches. Next runs without the GIL; Close may come from another thread (or atexit).
 class LoaderPass {
  public:
   LoaderPass(const pipeline::Pipeline<Batch>& batches, const pipeline::PipelineOptions& options,
-             int64_t epoch, int64_t limit, OutputLayout layout, int image_size)
-      : epoch_(epoch), limit_(limit), layout_(layout), image_size_(image_size),
-        start_(std::chrono::steady_clock::now()) {
+             int64_t epoch, const RankPlan& plan, const LoaderOptions& o)
+      : epoch_(epoch), limit_(plan.batches), plan_(plan), batch_size_(static_cast<int64_t>(o.batch_size)),
+        layout_(ParseOutputLayout(o.layout)), image_size_(o.image_size), start_(std::chrono::steady_clock::now()) {
     it_ = std::make_unique<PipelineIterator<Batch>>(batches.MakeIterator(options, static_cast<uint64_t>(epoch)));
+    pool_ = &it_->pool();
   }
 
   // Continues after `batches` batches, from the pipeline's saved `state` (null: the
@@ -37,11 +38,16 @@ class LoaderPass {
   // first (records skipped as bad under the skip policy).
   LoaderBatch Next() {
     std::optional<Batch> batch;
+    std::shared_ptr<std::vector<uint8_t>> padded;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mu_);
       if (it_ && yielded_ < limit_) batch = it_->Next();
-      if (!batch) {
+      if (batch) {
+        CheckPaddingLocked(*batch);
+        padded = std::make_shared<std::vector<uint8_t>>(PaddedMarksLocked(*batch));
+        ++yielded_;
+      } else {
         const bool short_pass = it_ && yielded_ < limit_;
         EndLocked();  // the pass is over: its threads stop and its buffers go back
         if (short_pass) {
@@ -49,15 +55,21 @@ class LoaderPass {
                       std::to_string(limit_) + " batches this rank must yield (bad records "
                       "skipped? see Loader.stats())");
         }
-      } else {
-        ++yielded_;
       }
     }
     if (!batch) throw py::stop_iteration();
-    return LoaderBatch{std::make_shared<Batch>(std::move(*batch)), layout_, image_size_};
+    return LoaderBatch{std::make_shared<Batch>(std::move(*batch)), std::move(padded), layout_, image_size_};
   }
 
   int64_t epoch() const { return epoch_; }
+
+  // The pool's counters (as it ended, once the pass is over).
+  std::pair<size_t, size_t> PoolCounters() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (it_) pool_counters_ = {pool_->allocations(), pool_->reuses()};
+    return pool_counters_;
+  }
 
   // The pipeline's state (empty once the pass is over) and batches yielded so far.
   std::pair<std::optional<std::string>, int64_t> Save() {
@@ -94,16 +106,46 @@ class LoaderPass {
  private:
   // Keeps the final statistics and stops the pipeline. Needs mu_.
   void EndLocked() {
-    if (it_) stats_at_end_ = it_->Stats();
+    if (it_) {
+      stats_at_end_ = it_->Stats();
+      pool_counters_ = {pool_->allocations(), pool_->reuses()};
+    }
     it_.reset();
+  }
+
+  // Under last_batch="pad" the padding starts at position plan_.samples of the pass,
+  // which holds only while no record was skipped: throws Error (the pass ends) when a
+  // batch is short or a stage counted a skipped record. Needs mu_.
+  void CheckPaddingLocked(const Batch& batch) {
+    if (plan_.pad_to == 0) return;
+    int64_t skipped = 0;
+    for (const auto& s : it_->Stats()) skipped += s.errors;
+    if (skipped == 0 && static_cast<int64_t>(batch.size) == batch_size_) return;
+    EndLocked();
+    throw Error("last_batch='pad': " + std::to_string(skipped) + " bad record(s) were skipped, so the padded "
+                "samples cannot be marked; use error_policy='fail' or last_batch='drop' or 'partial'");
+  }
+
+  // 1 for each sample of `batch`, the pass's batch number yielded_, that is padding.
+  // Needs mu_.
+  std::vector<uint8_t> PaddedMarksLocked(const Batch& batch) const {
+    std::vector<uint8_t> marks(batch.size, 0);
+    if (plan_.pad_to == 0) return marks;
+    const int64_t first = yielded_ * batch_size_;  // position of the batch's first sample
+    for (size_t i = 0; i < batch.size; ++i) marks[i] = first + static_cast<int64_t>(i) >= plan_.samples;
+    return marks;
   }
 
   std::mutex mu_;
   std::unique_ptr<PipelineIterator<Batch>> it_;  // guarded by mu_; null once over
   int64_t yielded_ = 0;                          // guarded by mu_
   std::vector<pipeline::StageSnapshot> stats_at_end_;  // guarded by mu_
+  const pipeline::BufferPool* pool_ = nullptr;  // the iterator's; read under mu_ while it_ lives
+  std::pair<size_t, size_t> pool_counters_;      // guarded by mu_; as the pass ended
   const int64_t epoch_;
   const int64_t limit_;
+  const RankPlan plan_;
+  const int64_t batch_size_;
   const OutputLayout layout_;
   const int image_size_;
   const std::chrono::steady_clock::time_point start_;
@@ -134,79 +176,6 @@ void CloseAllLoaders() {
     registry.clear();
   }
   for (const auto& pass : live) pass->Close();
-}
-
-// Throws Error naming the first option that is out of range.
-void CheckOptions(const LoaderOptions& o) {
-  auto fail = [](const std::string& what) { throw Error("Loader: " + what); };
-  if (o.batch_size == 0) fail("batch_size must be positive");
-  if (o.preset != "train" && o.preset != "eval") fail("preset must be 'train' or 'eval', not '" + o.preset + "'");
-  if (o.image_size < 8 || o.image_size > 4096) fail("image_size must be in [8, 4096]");
-  if (o.threads < 0) fail("threads must be 0 (all CPUs) or positive");
-  ParseOutputLayout(o.layout);     // throws for an unknown layout
-  ParseErrorPolicy(o.error_policy);  // and policy
-  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size) {
-    fail("rank " + std::to_string(o.rank) + " is outside world_size " + std::to_string(o.world_size));
-  }
-  if (o.last_batch == "partial" && o.world_size > 1) {
-    fail("last_batch='partial' with world_size > 1 is not implemented yet (issue 11): use 'drop'");
-  }
-  if (o.last_batch != "drop" && o.last_batch != "partial") {
-    fail("last_batch must be 'drop' or 'partial' ('pad' is not implemented yet), not '" + o.last_batch + "'");
-  }
-}
-
-// The pipeline `imgpipe bench`/`train` build for these options, over this rank's shard.
-pipeline::Pipeline<Batch> BuildBatches(const LoaderData& data, const LoaderOptions& o) {
-  pipeline::ImagePipelineConfig config;
-  config.patterns = data.paths;
-  config.schema = data.source.schema;
-  config.batch_size = o.batch_size;
-  config.drop_remainder = o.last_batch == "drop";
-  config.shuffle_buffer = o.shuffle_buffer;
-  config.num_shards = o.world_size;
-  config.shard_index = o.rank;
-  config.shard_policy = pipeline::ShardPolicy::kData;  // every record once, even counts
-  const OutputLayout layout = ParseOutputLayout(o.layout);
-  if (o.preset == "eval") return pipeline::EvalPipeline(config, EvalPresetForCrop(o.image_size, layout));
-  TrainPreset preset;
-  preset.size = o.image_size;
-  preset.layout = layout;
-  return pipeline::TrainPipeline(config, preset);
-}
-
-// Batches every rank yields: the smallest shard (samples / world_size, rounded down;
-// shards differ by at most one) in whole batches, or with the last partial one.
-int64_t BatchesPerEpoch(const LoaderData& data, const LoaderOptions& o) {
-  const int64_t shard = data.samples / o.world_size;
-  const auto b = static_cast<int64_t>(o.batch_size);
-  const int64_t n = o.last_batch == "drop" ? shard / b : (shard + b - 1) / b;
-  if (n == 0) {
-    throw Error("Loader: batch_size " + std::to_string(b) + " is larger than the " + std::to_string(shard) +
-                " samples rank " + std::to_string(o.rank) + " gets (" + std::to_string(data.samples) +
-                " in all, world_size " + std::to_string(o.world_size) + ")");
-  }
-  return n;
-}
-
-// The pipeline-wide options (tf.data's Options) of these loader options.
-pipeline::PipelineOptions PipelineOptionsOf(const LoaderOptions& o) {
-  pipeline::PipelineOptions options;
-  options.deterministic = o.deterministic;
-  options.cpu_budget = o.threads;
-  options.ram_budget_bytes = o.ram_budget_bytes;
-  options.seed = o.seed;
-  options.error_policy = ParseErrorPolicy(o.error_policy);
-  return options;
-}
-
-// The data-source options (pipeline::DataSourceOptions) of these loader options.
-pipeline::DataSourceOptions DataSourceOptionsOf(const LoaderOptions& o) {
-  pipeline::DataSourceOptions options;
-  options.image_key = o.image_key.value_or(options.image_key);
-  options.label_key = o.label_key.value_or(options.label_key);
-  options.label_offset = o.label_offset;
-  return options;
 }
 
 // Every option with its default, in the order of ForEachOption.
@@ -244,8 +213,8 @@ Loader::Loader(const std::string& data, LoaderOptions options)
     data_ = ResolveLoaderData(data, DataSourceOptionsOf(options_), options_.split,
                               ParseErrorPolicy(options_.error_policy));
   }
-  batches_per_epoch_ = BatchesPerEpoch(data_, options_);
-  batches_ = BuildBatches(data_, options_);
+  plan_ = PlanRank(data_, options_);
+  batches_ = BuildBatches(data_, options_, plan_);
 }
 
 void Loader::SetEpoch(int64_t epoch) {
@@ -262,8 +231,7 @@ std::shared_ptr<LoaderPass> Loader::Iterate() {
   std::shared_ptr<LoaderPass> pass;
   {
     py::gil_scoped_release release;
-    pass = std::make_shared<LoaderPass>(batches_, PipelineOptionsOf(options_), epoch_, batches_per_epoch_,
-                                        ParseOutputLayout(options_.layout), options_.image_size);
+    pass = std::make_shared<LoaderPass>(batches_, PipelineOptionsOf(options_), epoch_, plan_, options_);
   }
   if (pending_state_ || pending_batches_ > 0) {
     pass->Restore(pending_state_ ? &*pending_state_ : nullptr, pending_batches_);
@@ -320,8 +288,8 @@ void Loader::LoadState(const py::dict& state) {
                 "count differ)");
   }
   const int64_t batches = state["batches"].cast<int64_t>();
-  if (batches < 0 || batches > batches_per_epoch_) throw Error("Loader.load_state_dict: bad batch count");
-  if (state["pipeline"].is_none() && batches != 0 && batches != batches_per_epoch_) {
+  if (batches < 0 || batches > plan_.batches) throw Error("Loader.load_state_dict: bad batch count");
+  if (state["pipeline"].is_none() && batches != 0 && batches != plan_.batches) {
     throw Error("Loader.load_state_dict: the state has no pipeline position (it was taken after close())");
   }
   epoch_ = state["epoch"].cast<int64_t>();
@@ -342,6 +310,16 @@ py::list Loader::Stats() {
 
 std::string Loader::Report() {
   return latest_ ? latest_->Report() : std::string();
+}
+
+py::dict Loader::PoolStats() {
+  py::dict d;
+  if (latest_) {
+    auto [allocations, reuses] = latest_->PoolCounters();
+    d["allocations"] = allocations;
+    d["reuses"] = reuses;
+  }
+  return d;
 }
 
 void Loader::Close() {
@@ -368,6 +346,11 @@ HostArray ImagesOf(const LoaderBatch& b) {
 HostArray LabelsOf(const LoaderBatch& b) {
   return HostArray(b.batch, b.batch->labels.data(), ElementType::kInt64,
                    {static_cast<int64_t>(b.batch->labels.size())});
+}
+
+// Which samples of the batch are padding: uint8 N, 1 for a padded sample.
+HostArray PaddedOf(const LoaderBatch& b) {
+  return HostArray(b.padded, b.padded->data(), ElementType::kUint8, {static_cast<int64_t>(b.padded->size())});
 }
 
 // Loader(data, **options): each keyword sets the LoaderOptions field of its name;
@@ -404,6 +387,9 @@ void BindLoader(py::module_& m) {
       .def_property_readonly("images", &ImagesOf,
                              "float32 N x 3 x S x S (normalised) or uint8 N x S x S x 3, no copy")
       .def_property_readonly("labels", &LabelsOf, "int64 N (-1: the record has no label), no copy")
+      .def_property_readonly("padded", &PaddedOf,
+                             "uint8 N: 1 for a sample that repeats one of this rank's (last_batch='pad'), "
+                             "no copy")
       .def("__len__", [](const LoaderBatch& b) { return b.batch->size; });
 
   py::class_<LoaderPass, std::shared_ptr<LoaderPass>>(m, "LoaderIterator")
@@ -430,6 +416,8 @@ void BindLoader(py::module_& m) {
       .def("stats", &Loader::Stats, "Per-stage statistics of the latest pass (list of dicts).")
       .def("report", &Loader::Report,
            "imgpipe bench's per-stage table and bottleneck line for the latest pass so far.")
+      .def("pool_stats", &Loader::PoolStats,
+           "The latest pass's buffer pool: {'allocations': buffers allocated, 'reuses': buffers reused}.")
       .def("close", &Loader::Close);
 
   m.def("close_all_loaders", &CloseAllLoaders, "Stops every live pass's threads (registered with atexit).");

@@ -14,65 +14,19 @@
 #include <string>
 #include <vector>
 
-#include "image/presets.h"
 #include "loader_data.h"
+#include "loader_options.h"
 #include "pipeline/image_samples.h"
 
 namespace imgpipe::python {
 
 namespace py = pybind11;
 
-// The Loader's options; the defaults are the C++ pipeline's (the structs they name).
-struct LoaderOptions {
-  size_t batch_size = pipeline::ImagePipelineConfig{}.batch_size;
-  std::string preset = "train";  // "train" or "eval"
-  int image_size = TrainPreset{}.size;
-  std::string layout = OutputLayoutName(TrainPreset{}.layout);
-  uint64_t seed = pipeline::PipelineOptions{}.seed;
-  bool deterministic = pipeline::PipelineOptions{}.deterministic;
-  size_t shuffle_buffer = pipeline::ImagePipelineConfig{}.shuffle_buffer;
-  int threads = pipeline::PipelineOptions{}.cpu_budget;
-  uint64_t ram_budget_bytes = pipeline::PipelineOptions{}.ram_budget_bytes;
-  std::string error_policy = ErrorPolicyName(pipeline::PipelineOptions{}.error_policy);
-  int rank = 0;
-  int world_size = 1;
-  std::string last_batch = "drop";  // "drop" or "partial" (one rank only, for now)
-  // How `data` is read, as the CLI's --image-key, --label-key and --label-offset
-  // (cli/data_options.cc); unset: pipeline::DataSourceOptions's default (detected).
-  std::optional<std::string> image_key;
-  std::optional<std::string> label_key;  // "none": no labels
-  std::optional<int64_t> label_offset = pipeline::DataSourceOptions{}.label_offset;
-  // The files of this split (train, validation, test; "" or unsplit data: every file).
-  std::string split = "train";
-};
-
-// Calls f(name, field, in_state) for every option: the one list of their Python names.
-// in_state: the option shapes the batches, so a saved state records it and a loader
-// with another value refuses that state.
-template <typename Options, typename F>
-void ForEachOption(Options& o, F&& f) {
-  f("batch_size", o.batch_size, true);
-  f("preset", o.preset, true);
-  f("image_size", o.image_size, true);
-  f("layout", o.layout, true);
-  f("seed", o.seed, true);
-  f("deterministic", o.deterministic, true);
-  f("shuffle_buffer", o.shuffle_buffer, true);
-  f("threads", o.threads, false);
-  f("ram_budget_bytes", o.ram_budget_bytes, false);
-  f("error_policy", o.error_policy, true);
-  f("rank", o.rank, true);
-  f("world_size", o.world_size, true);
-  f("last_batch", o.last_batch, true);
-  f("image_key", o.image_key, true);
-  f("label_key", o.label_key, true);
-  f("label_offset", o.label_offset, true);
-  f("split", o.split, true);
-}
-
-// One batch: the pipeline's Batch, shared by the arrays exported from it.
+// One batch: the pipeline's Batch, shared by the arrays exported from it, and which of
+// its samples are padding (last_batch="pad"; 1: padding), shared the same way.
 struct LoaderBatch {
   std::shared_ptr<pipeline::Batch> batch;
+  std::shared_ptr<std::vector<uint8_t>> padded;
   OutputLayout layout;
   int image_size;
 };
@@ -86,7 +40,7 @@ class Loader {
   Loader(const std::string& data, LoaderOptions options);
 
   // Batches each rank yields per epoch.
-  int64_t size() const { return batches_per_epoch_; }
+  int64_t size() const { return plan_.batches; }
   void SetEpoch(int64_t epoch);
   int64_t epoch() const { return epoch_; }
   // How `data` was resolved: the layout's name (pipeline::LayoutName), the class names
@@ -105,6 +59,9 @@ class Loader {
   py::list Stats();
   // `imgpipe bench`'s table and bottleneck line for the latest pass ("" before one).
   std::string Report();
+  // Buffers of the latest pass's pool: {"allocations": allocated from the system,
+  // "reuses": handed out again} ({} before the first pass).
+  py::dict PoolStats();
   // Stops the latest pass's threads; Iterate then throws.
   void Close();
 
@@ -114,7 +71,7 @@ class Loader {
   LoaderOptions options_;
   LoaderData data_;
   pipeline::Pipeline<pipeline::Batch> batches_;
-  int64_t batches_per_epoch_ = 0;
+  RankPlan plan_;
   int64_t epoch_ = 0;
   bool closed_ = false;
   std::shared_ptr<LoaderPass> latest_;  // kept for state_dict and stats after the pass

@@ -101,17 +101,23 @@ MapFunction<Record, Sample> EvalSampleFunction(const EvalPreset& preset,
 
 namespace {
 
-// list_files -> (shard) -> interleave -> (repeat) -> shuffle -> map_and_batch(`samples`)
-// -> prefetch.
+// records -> (pad) -> map_and_batch(`samples`) -> (split_batch) -> prefetch.
+Pipeline<Batch> Batches(const ImagePipelineConfig& config, Pipeline<Record> records, SampleWriter samples,
+                        std::string map_name, bool drop_remainder) {
+  if (config.pad_to > 0) records = records.Pad(config.pad_to, config.batch_size);
+  Pipeline<Batch> batches = records.MapAndBatch(std::move(samples), config.map_parallelism,
+                                                std::move(map_name), config.batch_size, drop_remainder);
+  if (config.split_batch >= 0) batches = batches.SplitBatch(config.split_batch);
+  return batches.Prefetch(config.prefetch);
+}
+
+// list_files -> (shard) -> interleave -> (repeat) -> shuffle -> Batches.
 Pipeline<Batch> ShuffledBatches(const ImagePipelineConfig& config, SampleWriter samples,
                                 std::string map_name) {
   Pipeline<Record> records = Records(config, /*shuffle=*/true);
   if (config.repeat) records = records.Repeat();
   if (config.shuffle_buffer > 0) records = records.Shuffle(config.shuffle_buffer);
-  return records
-      .MapAndBatch(std::move(samples), config.map_parallelism, std::move(map_name),
-                   config.batch_size, config.drop_remainder)
-      .Prefetch(config.prefetch);
+  return Batches(config, std::move(records), std::move(samples), std::move(map_name), config.drop_remainder);
 }
 
 }  // namespace
@@ -127,10 +133,8 @@ Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const EvalPrese
 Pipeline<Batch> EvalPipeline(const ImagePipelineConfig& config, const EvalPreset& preset) {
   Pipeline<Record> records = Records(config, /*shuffle=*/false);
   if (config.repeat) records = records.Repeat();
-  return records
-      .MapAndBatch(EvalSampleWriter(preset, config.schema), config.map_parallelism, "map(eval_preset)",
-                   config.batch_size, /*drop_remainder=*/false)
-      .Prefetch(config.prefetch);
+  return Batches(config, std::move(records), EvalSampleWriter(preset, config.schema), "map(eval_preset)",
+                 /*drop_remainder=*/false);
 }
 
 }  // namespace imgpipe::pipeline

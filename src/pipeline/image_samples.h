@@ -47,10 +47,15 @@ struct ImagePipelineConfig {
   ShardPolicy shard_policy = ShardPolicy::kAuto;
   bool repeat = false;  // endless: the records repeat, pass after pass (benchmarks)
   RecordSchema schema;  // the records' image and label keys (DataSource::schema)
+  // Equal batch counts over ranks (imgpipe.Loader's last_batch): after the shuffle the
+  // records are padded to `pad_to` with repeats of this shard's first `batch_size`
+  // (0: no padding), and batch `split_batch` comes out as two (-1: none).
+  int64_t pad_to = 0;
+  int64_t split_batch = -1;
 };
 
-// list_files -> (shard) -> interleave(tfrecord) -> shuffle -> map(train preset) -> batch
-// -> prefetch. A folder in `patterns` reads image files instead of TFRecords.
+// list_files -> (shard) -> interleave(tfrecord) -> shuffle -> (pad) -> map(train preset)
+// -> batch -> (split_batch) -> prefetch. A folder in `patterns` reads image files instead of TFRecords.
 Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const TrainPreset& preset);
 // The same with the eval preset's fixed preprocessing instead of random augmentation.
 Pipeline<Batch> TrainPipeline(const ImagePipelineConfig& config, const EvalPreset& preset);

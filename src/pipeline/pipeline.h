@@ -22,11 +22,13 @@
 #include "pipeline/interleave_dataset.h"
 #include "pipeline/map_and_batch_dataset.h"
 #include "pipeline/map_dataset.h"
+#include "pipeline/pad_dataset.h"
 #include "pipeline/prefetch_dataset.h"
 #include "pipeline/repeat_take_dataset.h"
 #include "pipeline/shard_dataset.h"
 #include "pipeline/shuffle_dataset.h"
 #include "pipeline/source_datasets.h"
+#include "pipeline/split_batch_dataset.h"
 #include "pipeline/vector_dataset.h"
 
 namespace imgpipe::pipeline {
@@ -140,6 +142,16 @@ class Pipeline {
   Pipeline Take(int64_t n) const { return Pipeline(pipeline::Take<T>(dataset_, n)); }
   Pipeline Shard(int num_shards, int index) const {
     return Pipeline(pipeline::Shard<T>(dataset_, num_shards, index));
+  }
+  // Padded to `count` elements with repeats of the first `keep` (pad_dataset.h).
+  Pipeline Pad(int64_t count, size_t keep) const {
+    return Pipeline(pipeline::Pad<T>(dataset_, count, keep));
+  }
+  // Batch `index` as two batches (split_batch_dataset.h).
+  Pipeline SplitBatch(int64_t index) const
+    requires std::same_as<T, pipeline::Batch>
+  {
+    return Pipeline(pipeline::SplitBatch(dataset_, index));
   }
 
   // Samples into batches of `size` (the last one smaller unless drop_remainder).

@@ -64,8 +64,11 @@ TrainPreset SmallPreset() {
   return preset;
 }
 
-Pipeline<Batch> SmallTrainPipeline(const std::vector<std::string>& files, int map_threads) {
+Pipeline<Batch> SmallTrainPipeline(const std::vector<std::string>& files, int map_threads,
+                                   int64_t pad_to = 0, int64_t split_batch = -1) {
   ImagePipelineConfig config;
+  config.pad_to = pad_to;
+  config.split_batch = split_batch;
   config.patterns = files;
   config.batch_size = 8;
   config.drop_remainder = false;
@@ -135,6 +138,27 @@ TEST(Pipeline, TrainPipelineResumesAtEveryBatch) {
   PipelineOptions options;
   options.seed = 7;
   CheckSaveRestoreAtEveryCut([&] { return SmallTrainPipeline(files, 2).dataset(); }, 6, options);
+}
+
+// The 47 photos padded to 56 (7 full batches; the 9 padded ones repeat the epoch's first
+// 8, cyclically) and batch 2 split in two: sizes and labels as planned, resumable.
+TEST(Pipeline, PaddedAndSplitTrainPipelineResumesAtEveryBatch) {
+  std::vector<std::string> files = WritePhotoShards();
+  PipelineOptions options;
+  options.seed = 3;
+  auto it = SmallTrainPipeline(files, 2, 56, 2).MakeIterator(options);
+  std::vector<size_t> sizes;
+  std::vector<int64_t> labels;
+  while (auto batch = it.Next()) {
+    sizes.push_back(batch->size);
+    labels.insert(labels.end(), batch->labels.begin(), batch->labels.end());
+  }
+  EXPECT_EQ(sizes, (std::vector<size_t>{8, 8, 4, 4, 8, 8, 8, 8}));
+  ASSERT_EQ(labels.size(), 56u);
+  EXPECT_EQ(std::vector<int64_t>(labels.begin() + 47, labels.begin() + 55),
+            std::vector<int64_t>(labels.begin(), labels.begin() + 8));
+  EXPECT_EQ(labels[55], labels[0]);
+  CheckSaveRestoreAtEveryCut([&] { return SmallTrainPipeline(files, 2, 56, 2).dataset(); }, 10, options);
 }
 
 TEST(Pipeline, BadImagesAreSkippedAndCounted) {
