@@ -156,8 +156,9 @@ bool CropsColumnsExactly(const jpeg_decompress_struct& cinfo) {
 // scale, rounded outwards to whole scaled pixels; `box` receives the exact window in
 // the result's pixels.
 Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const ImageInfo& info,
-                         int x, int y, int width, int height, int denom, int channels,
-                         PixelBox* box) {
+                         int x, int y, int width, int height, int denom,
+                         const JpegRegionOptions& options, PixelBox* box) {
+  const int channels = options.channels;
   Decompressor d;
   Image image;
   std::vector<uint8_t> row;     // one scanline of the iMCU-aligned crop
@@ -178,9 +179,9 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
   cinfo.scale_num = 1;
   cinfo.scale_denom = denom;
   // The defaults, as TurboJPEG's (and so DecodeImage's): accurate integer IDCT, fancy
-  // upsampling.
-  cinfo.dct_method = JDCT_ISLOW;
-  cinfo.do_fancy_upsampling = TRUE;
+  // upsampling; or the faster settings the options ask for.
+  cinfo.dct_method = options.speed.fast_idct ? JDCT_IFAST : JDCT_ISLOW;
+  cinfo.do_fancy_upsampling = options.speed.fast_upsampling ? FALSE : TRUE;
   jpeg_start_decompress(&cinfo);
 
   // 2. The window at this scale, rounded outwards.
@@ -299,8 +300,7 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
   PixelBox stored_box;
   Image image;
   try {
-    image = DecodeStoredRegion(jpeg, path, info, sx, sy, sw, sh, denom, options.channels,
-                               &stored_box);
+    image = DecodeStoredRegion(jpeg, path, info, sx, sy, sw, sh, denom, options, &stored_box);
   } catch (const std::bad_alloc&) {
     throw DataError(path, std::nullopt,
                     "out of memory decoding a " + std::to_string(sw) + "x" + std::to_string(sh) +

@@ -24,6 +24,16 @@ struct CropWindow {
   bool operator==(const CropWindow&) const = default;
 };
 
+// libjpeg-turbo's faster, inexact settings; the defaults (both off) are DecodeImage's.
+struct JpegSpeed {
+  // The fast integer IDCT (JDCT_IFAST, TJFLAG_FASTDCT) instead of the accurate one;
+  // unscaled decodes only (the scaled IDCTs have one method).
+  bool fast_idct = false;
+  // Plain (replicating) instead of fancy (triangle) chroma upsampling
+  // (do_fancy_upsampling = FALSE, TJFLAG_FASTUPSAMPLE).
+  bool fast_upsampling = false;
+};
+
 struct JpegRegionOptions {
   // Window to decode (displayed coordinates); the whole image when unset.
   std::optional<CropWindow> crop;
@@ -34,6 +44,7 @@ struct JpegRegionOptions {
   int channels = 3;  // 3: RGB; 1: grayscale
   uint64_t max_pixels = kDefaultMaxPixels;
   bool apply_exif_orientation = true;
+  JpegSpeed speed;  // exact by default
 };
 
 // Decodes the window of a JPEG. The result holds exactly the window (scaled by the

@@ -18,11 +18,6 @@ PixelBox BoxOf(const CropWindow& window) {
           static_cast<double>(window.y + window.height)};
 }
 
-// How torchvision reads the pixels at the window's edges: kCropThenResize (its
-// RandomResizedCrop: the window is an image of its own, the filter stops at its edges)
-// or kResizeThenCrop (Resize + CenterCrop: the filter reads the pixels around it).
-enum class EdgeMode { kCropThenResize, kResizeThenCrop };
-
 // A decoded image and where the window lies in it.
 struct DecodedWindow {
   Image image;
@@ -30,12 +25,12 @@ struct DecodedWindow {
 };
 
 // Decodes the part of `encoded` that `choose_box` (displayed width, height -> PixelBox)
-// picks. JPEGs with `region_decode` decode only the whole pixels under the box, plus a
-// margin for the filter in kResizeThenCrop mode, DCT-scaled down while the box stays at
-// least min_size x min_size; everything else decodes whole.
+// picks. JPEGs with `region_decode` decode only the whole pixels under the box,
+// DCT-scaled down while the box stays at least min_size x min_size, with `speed`'s
+// settings; everything else decodes whole.
 template <typename ChooseBox>
 DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
-                           bool region_decode, int min_size, EdgeMode mode,
+                           bool region_decode, int min_size, const JpegSpeed& speed,
                            ChooseBox choose_box) {
   DecodedWindow out;
   if (!region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
@@ -46,21 +41,16 @@ DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
   // 1. The box, from the header's size.
   const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
   const PixelBox box = choose_box(info.width, info.height);
-  // 2. The part to decode: the pixels under the box, and with kResizeThenCrop those
-  //    the filter reads around it (its support is the shrink factor, about
-  //    box / min_size input pixels, plus rounding).
-  int margin = 0;
-  if (mode == EdgeMode::kResizeThenCrop) {
-    margin = 2 * static_cast<int>(std::max(box.width(), box.height()) / std::max(min_size, 1)) + 2;
-  }
-  const int x0 = std::max(static_cast<int>(std::floor(box.x0)) - margin, 0);
-  const int y0 = std::max(static_cast<int>(std::floor(box.y0)) - margin, 0);
-  const int x1 = std::min(static_cast<int>(std::ceil(box.x1)) + margin, info.width);
-  const int y1 = std::min(static_cast<int>(std::ceil(box.y1)) + margin, info.height);
+  // 2. The part to decode: the whole pixels under the box.
+  const int x0 = std::max(static_cast<int>(std::floor(box.x0)), 0);
+  const int y0 = std::max(static_cast<int>(std::floor(box.y0)), 0);
+  const int x1 = std::min(static_cast<int>(std::ceil(box.x1)), info.width);
+  const int y1 = std::min(static_cast<int>(std::ceil(box.y1)), info.height);
   JpegRegionOptions options;
   options.crop = CropWindow{x0, y0, x1 - x0, y1 - y0};
   options.min_width = min_size;
   options.min_height = min_size;
+  options.speed = speed;
   PixelBox part;
   out.image = DecodeJpegRegion(encoded, path, options, nullptr, &part);
   // 3. The box within the decoded part (scaled like it).
@@ -70,26 +60,71 @@ DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
   return out;
 }
 
-// Resizes the window of `decoded` to size x size into `resized` (reused by the thread).
-// kCropThenResize resizes the whole pixels that hold the box as an image of their own.
-void ResizeWindow(const DecodedWindow& decoded, EdgeMode mode, int size, Image* resized) {
+// Resizes the window of `decoded` to size x size into `resized` (reused by the thread):
+// the whole pixels that hold the box, as an image of their own (torchvision's
+// RandomResizedCrop: the filter stops at the window's edges).
+void ResizeWindow(const DecodedWindow& decoded, int size, Image* resized) {
   const Image& image = decoded.image;
-  PixelBox box = decoded.box;
-  int x0 = 0, y0 = 0, width = image.width, height = image.height;
-  if (mode == EdgeMode::kCropThenResize) {
-    x0 = static_cast<int>(std::floor(box.x0));
-    y0 = static_cast<int>(std::floor(box.y0));
-    width = static_cast<int>(std::ceil(box.x1)) - x0;
-    height = static_cast<int>(std::ceil(box.y1)) - y0;
-    box = {box.x0 - x0, box.y0 - y0, box.x1 - x0, box.y1 - y0};
-  }
-  resized->width = size;
-  resized->height = size;
-  resized->channels = 3;
-  resized->pixels.resize(static_cast<size_t>(size) * size * 3);
+  const int x0 = static_cast<int>(std::floor(decoded.box.x0));
+  const int y0 = static_cast<int>(std::floor(decoded.box.y0));
+  const int width = static_cast<int>(std::ceil(decoded.box.x1)) - x0;
+  const int height = static_cast<int>(std::ceil(decoded.box.y1)) - y0;
+  const PixelBox box = {decoded.box.x0 - x0, decoded.box.y0 - y0, decoded.box.x1 - x0,
+                        decoded.box.y1 - y0};
   ResizeInto(image.row(y0) + static_cast<size_t>(x0) * image.channels, width, height,
              image.row_bytes(), image.channels, box, resized->pixels.data(), size, size,
              resized->row_bytes());
+}
+
+// A decoded image, the pixels of the (possibly DCT-scaled) displayed image it holds,
+// and the eval preset's resize and crop of that displayed image.
+struct EvalDecode {
+  Image image;
+  ResizeCropSpan held;
+  ResizeCrop rc;
+};
+
+// Decodes what the eval preset reads of `encoded`: for JPEGs with region decode the
+// pixels the crop's filters read (or, with draft_decode, the whole image at the
+// smallest DCT scale that spans the resize); else the whole image.
+EvalDecode DecodeForEval(std::string_view encoded, const std::string& path,
+                         const EvalPreset& preset) {
+  EvalDecode out;
+  const auto whole = [&](Image image) {
+    out.image = std::move(image);
+    out.rc = CenterResizeCrop(out.image.width, out.image.height, preset.resize_size,
+                              preset.crop_size);
+    out.held = {0, 0, out.image.width, out.image.height};
+    return std::move(out);
+  };
+  if (!preset.use_region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
+    return whole(DecodeImage(encoded, path));
+  }
+  const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
+  const ResizeCrop rc =
+      CenterResizeCrop(info.width, info.height, preset.resize_size, preset.crop_size);
+  JpegRegionOptions options;
+  if (preset.draft_decode) {
+    options.min_width = rc.resized_width;
+    options.min_height = rc.resized_height;
+    return whole(DecodeJpegRegion(encoded, path, options));
+  }
+  out.rc = rc;
+  out.held = ResizeCropSource(rc);
+  options.crop = CropWindow{out.held.x0, out.held.y0, out.held.x1 - out.held.x0,
+                            out.held.y1 - out.held.y0};
+  out.image = DecodeJpegRegion(encoded, path, options);
+  return out;
+}
+
+// A size x size x 3 image reused by the thread.
+Image& ThreadOutputImage(int size) {
+  thread_local Image resized;
+  resized.width = size;
+  resized.height = size;
+  resized.channels = 3;
+  resized.pixels.resize(static_cast<size_t>(size) * size * 3);
+  return resized;
 }
 
 // Lays `image` out into `out`, flipped left to right when `mirror`.
@@ -137,7 +172,7 @@ void ApplyTrainPreset(std::string_view encoded, const std::string& path,
   // 1. The window (from the header's size, for JPEGs) and its decode.
   SplitMix64 random(seed);
   const DecodedWindow decoded = DecodeWindow(
-      encoded, path, preset.use_region_decode, preset.size, EdgeMode::kCropThenResize,
+      encoded, path, preset.use_region_decode, preset.size, preset.decode_speed,
       [&](int width, int height) {
         return BoxOf(SampleRandomResizedCrop(width, height, random, preset.scale_min,
                                              preset.scale_max, preset.ratio_min,
@@ -145,8 +180,8 @@ void ApplyTrainPreset(std::string_view encoded, const std::string& path,
       });
   // 2. Resize, jitter, lay out, flipped while laid out (jitter treats every position
   //    alike, so the order of flip and jitter does not matter).
-  thread_local Image resized;
-  ResizeWindow(decoded, EdgeMode::kCropThenResize, preset.size, &resized);
+  Image& resized = ThreadOutputImage(preset.size);
+  ResizeWindow(decoded, preset.size, &resized);
   const bool flip = random.Uniform() < preset.flip_probability;
   ColorJitter(&resized, preset.jitter, random);
   WriteOutput(resized, preset.layout, preset.mean, preset.std, flip, out);
@@ -156,13 +191,15 @@ void ApplyEvalPreset(std::string_view encoded, const std::string& path,
                      const EvalPreset& preset, void* out) {
   CheckSize(preset.crop_size, "ApplyEvalPreset");
   CheckSize(preset.resize_size, "ApplyEvalPreset");
-  const DecodedWindow decoded = DecodeWindow(
-      encoded, path, preset.use_region_decode, preset.crop_size, EdgeMode::kResizeThenCrop,
-      [&](int width, int height) {
-        return CenterCropBox(width, height, preset.resize_size, preset.crop_size);
-      });
-  thread_local Image resized;
-  ResizeWindow(decoded, EdgeMode::kResizeThenCrop, preset.crop_size, &resized);
+  if (preset.resize_size < preset.crop_size) {
+    throw Error("ApplyEvalPreset: resize_size " + std::to_string(preset.resize_size) +
+                " is smaller than crop_size " + std::to_string(preset.crop_size));
+  }
+  const EvalDecode decoded = DecodeForEval(encoded, path, preset);
+  Image& resized = ThreadOutputImage(preset.crop_size);
+  ResizeCropInto(decoded.image.pixels.data(), decoded.held, decoded.image.row_bytes(),
+                 decoded.image.channels, decoded.rc, resized.pixels.data(),
+                 resized.row_bytes());
   WriteOutput(resized, preset.layout, preset.mean, preset.std, /*mirror=*/false, out);
 }
 

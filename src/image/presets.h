@@ -25,16 +25,29 @@ struct TrainPreset {
   std::array<float, 3> mean = kImageNetMean;
   std::array<float, 3> std = kImageNetStd;
   bool use_region_decode = true;  // crop-window + DCT-scaled decode; off: full decode then crop
+  // The region decode's libjpeg-turbo settings: exact by default (bench/decode_modes_bench
+  // measures the faster ones).
+  JpegSpeed decode_speed;
 };
 
 struct EvalPreset {
-  int resize_size = 256;
+  int resize_size = 256;  // at least crop_size
   int crop_size = 224;
   OutputLayout layout = OutputLayout::kFloat32Nchw;
   std::array<float, 3> mean = kImageNetMean;
   std::array<float, 3> std = kImageNetStd;
+  // JPEGs: decode only the pixels the crop's filters read (exact); off: decode whole.
   bool use_region_decode = true;
+  // JPEGs: decode the whole image at the smallest DCT scale (1/2, 1/4, 1/8) whose output
+  // still spans the Resize(resize_size) size, then resize that, as Pillow's draft mode:
+  // faster on large photos, not bit-identical (kDraftDecodeDoc).
+  bool draft_decode = false;
 };
+
+// The help text of the draft_decode option (--draft-decode, Loader(draft_decode=...)).
+inline constexpr const char* kDraftDecodeDoc =
+    "Eval preset: decode JPEGs at the smallest DCT scale that still covers the resize "
+    "(Pillow's draft mode); faster on large photos, not bit-identical to torchvision";
 
 // "float32" or "uint8" (the --layout names); Parse throws Error for any other name.
 const char* OutputLayoutName(OutputLayout layout);
@@ -52,6 +65,9 @@ size_t OutputBytes(OutputLayout layout, int size);
 // (window, flip, jitter) come from `seed` alone. Throws DataError for bad images.
 void ApplyTrainPreset(std::string_view encoded, const std::string& path,
                       const TrainPreset& preset, uint64_t seed, void* out);
+// The eval preset computes only the crop's output pixels, with the whole resize's
+// weights: bit-identical to torchvision's Resize + CenterCrop (+ ToTensor + Normalize)
+// on the decoded image unless draft_decode. Throws Error if resize_size < crop_size.
 void ApplyEvalPreset(std::string_view encoded, const std::string& path,
                      const EvalPreset& preset, void* out);
 
