@@ -241,6 +241,35 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
 
 }  // namespace
 
+double EntropyDecodeJpeg(std::string_view jpeg, const std::string& path,
+                         const JpegRegionOptions& options) {
+  // 1. The window's far edge in stored rows.
+  const ImageInfo info = ReadImageInfo(jpeg, path, options.max_pixels);
+  const int orientation = options.apply_exif_orientation ? info.orientation : 1;
+  const bool transposed = orientation >= 5;
+  const double displayed_width = transposed ? info.height : info.width;
+  const double displayed_height = transposed ? info.width : info.height;
+  const CropWindow window =
+      options.crop.value_or(CropWindow{0, 0, static_cast<int>(displayed_width),
+                                       static_cast<int>(displayed_height)});
+  const PixelBox stored = DisplayedToStored(
+      PixelBox{static_cast<double>(window.x), static_cast<double>(window.y),
+               static_cast<double>(window.x + window.width),
+               static_cast<double>(window.y + window.height)},
+      orientation, info.width, info.height);
+  // 2. All coefficients.
+  Decompressor d;
+  if (setjmp(d.errors.jump) != 0) {
+    throw DataError(path, std::nullopt, JpegReason(d.errors.message));
+  }
+  jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
+  jpeg_read_header(&d.cinfo, TRUE);
+  const bool progressive = d.cinfo.progressive_mode;
+  jpeg_read_coefficients(&d.cinfo);
+  jpeg_abort_decompress(&d.cinfo);
+  return progressive ? 1.0 : std::min(stored.y1 / info.height, 1.0);
+}
+
 ImageInfo ReadDisplayedJpegInfo(std::string_view jpeg, const std::string& path) {
   ImageInfo info = ReadImageInfo(jpeg, path);
   if (info.format != ImageFormat::kJpeg) {

@@ -59,6 +59,14 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
 Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
                        const JpegRegionOptions& options, int* scale, PixelBox* box);
 
+// Entropy-decodes the whole of `jpeg` (Huffman decoding alone: jpeg_read_coefficients,
+// no IDCT, upsampling or colour conversion) and returns the share of that work that
+// DecodeJpegRegion(jpeg, path, options) does: 1 for progressive files (it reads every
+// scan); for sequential ones the stored rows down to the window's far edge (it stops
+// there) over all rows. For cost breakdowns. Errors as DecodeImage.
+double EntropyDecodeJpeg(std::string_view jpeg, const std::string& path,
+                         const JpegRegionOptions& options);
+
 // Width and height as displayed (EXIF orientation 5-8 swaps them), from the header; the
 // result's orientation is 1, as the size already accounts for it. Throws DataError for
 // anything but a JPEG that DecodeImage accepts.

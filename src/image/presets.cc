@@ -1,6 +1,7 @@
 #include "image/presets.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -18,6 +19,28 @@ PixelBox BoxOf(const CropWindow& window) {
           static_cast<double>(window.y + window.height)};
 }
 
+// Adds the seconds since the previous lap to a step of `times`; nothing when null.
+class StepClock {
+ public:
+  explicit StepClock(PresetStepTimes* times) : times_(times) {
+    if (times_ != nullptr) last_ = std::chrono::steady_clock::now();
+  }
+  void Lap(double PresetStepTimes::*step) {
+    if (times_ == nullptr) return;
+    const auto now = std::chrono::steady_clock::now();
+    times_->*step += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+  // Records the region decode's options (or none: a whole decode).
+  void Region(const std::optional<JpegRegionOptions>& options) {
+    if (times_ != nullptr) times_->region = options;
+  }
+
+ private:
+  PresetStepTimes* times_;
+  std::chrono::steady_clock::time_point last_;
+};
+
 // A decoded image and where the window lies in it.
 struct DecodedWindow {
   Image image;
@@ -31,11 +54,14 @@ struct DecodedWindow {
 template <typename ChooseBox>
 DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
                            bool region_decode, int min_size, const JpegSpeed& speed,
-                           ChooseBox choose_box) {
+                           StepClock& clock, ChooseBox choose_box) {
   DecodedWindow out;
   if (!region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
+    clock.Region(std::nullopt);
     out.image = DecodeImage(encoded, path);
+    clock.Lap(&PresetStepTimes::decode);
     out.box = choose_box(out.image.width, out.image.height);
+    clock.Lap(&PresetStepTimes::window);
     return out;
   }
   // 1. The box, from the header's size.
@@ -51,8 +77,11 @@ DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
   options.min_width = min_size;
   options.min_height = min_size;
   options.speed = speed;
+  clock.Region(options);
+  clock.Lap(&PresetStepTimes::window);
   PixelBox part;
   out.image = DecodeJpegRegion(encoded, path, options, nullptr, &part);
+  clock.Lap(&PresetStepTimes::decode);
   // 3. The box within the decoded part (scaled like it).
   const double sx = part.width() / (x1 - x0), sy = part.height() / (y1 - y0);
   out.box = {part.x0 + (box.x0 - x0) * sx, part.y0 + (box.y0 - y0) * sy,
@@ -88,16 +117,19 @@ struct EvalDecode {
 // pixels the crop's filters read (or, with draft_decode, the whole image at the
 // smallest DCT scale that spans the resize); else the whole image.
 EvalDecode DecodeForEval(std::string_view encoded, const std::string& path,
-                         const EvalPreset& preset) {
+                         const EvalPreset& preset, StepClock& clock) {
   EvalDecode out;
   const auto whole = [&](Image image) {
+    clock.Lap(&PresetStepTimes::decode);
     out.image = std::move(image);
     out.rc = CenterResizeCrop(out.image.width, out.image.height, preset.resize_size,
                               preset.crop_size);
     out.held = {0, 0, out.image.width, out.image.height};
+    clock.Lap(&PresetStepTimes::window);
     return std::move(out);
   };
   if (!preset.use_region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
+    clock.Region(std::nullopt);
     return whole(DecodeImage(encoded, path));
   }
   const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
@@ -107,13 +139,18 @@ EvalDecode DecodeForEval(std::string_view encoded, const std::string& path,
   if (preset.draft_decode) {
     options.min_width = rc.resized_width;
     options.min_height = rc.resized_height;
+    clock.Region(options);
+    clock.Lap(&PresetStepTimes::window);
     return whole(DecodeJpegRegion(encoded, path, options));
   }
   out.rc = rc;
   out.held = ResizeCropSource(rc);
   options.crop = CropWindow{out.held.x0, out.held.y0, out.held.x1 - out.held.x0,
                             out.held.y1 - out.held.y0};
+  clock.Region(options);
+  clock.Lap(&PresetStepTimes::window);
   out.image = DecodeJpegRegion(encoded, path, options);
+  clock.Lap(&PresetStepTimes::decode);
   return out;
 }
 
@@ -167,12 +204,14 @@ size_t OutputBytes(OutputLayout layout, int size) {
 }
 
 void ApplyTrainPreset(std::string_view encoded, const std::string& path,
-                      const TrainPreset& preset, uint64_t seed, void* out) {
+                      const TrainPreset& preset, uint64_t seed, void* out,
+                      PresetStepTimes* times) {
   CheckSize(preset.size, "ApplyTrainPreset");
+  StepClock clock(times);
   // 1. The window (from the header's size, for JPEGs) and its decode.
   SplitMix64 random(seed);
   const DecodedWindow decoded = DecodeWindow(
-      encoded, path, preset.use_region_decode, preset.size, preset.decode_speed,
+      encoded, path, preset.use_region_decode, preset.size, preset.decode_speed, clock,
       [&](int width, int height) {
         return BoxOf(SampleRandomResizedCrop(width, height, random, preset.scale_min,
                                              preset.scale_max, preset.ratio_min,
@@ -182,25 +221,30 @@ void ApplyTrainPreset(std::string_view encoded, const std::string& path,
   //    alike, so the order of flip and jitter does not matter).
   Image& resized = ThreadOutputImage(preset.size);
   ResizeWindow(decoded, preset.size, &resized);
+  clock.Lap(&PresetStepTimes::resize);
   const bool flip = random.Uniform() < preset.flip_probability;
   ColorJitter(&resized, preset.jitter, random);
   WriteOutput(resized, preset.layout, preset.mean, preset.std, flip, out);
+  clock.Lap(&PresetStepTimes::output);
 }
 
 void ApplyEvalPreset(std::string_view encoded, const std::string& path,
-                     const EvalPreset& preset, void* out) {
+                     const EvalPreset& preset, void* out, PresetStepTimes* times) {
   CheckSize(preset.crop_size, "ApplyEvalPreset");
   CheckSize(preset.resize_size, "ApplyEvalPreset");
   if (preset.resize_size < preset.crop_size) {
     throw Error("ApplyEvalPreset: resize_size " + std::to_string(preset.resize_size) +
                 " is smaller than crop_size " + std::to_string(preset.crop_size));
   }
-  const EvalDecode decoded = DecodeForEval(encoded, path, preset);
+  StepClock clock(times);
+  const EvalDecode decoded = DecodeForEval(encoded, path, preset, clock);
   Image& resized = ThreadOutputImage(preset.crop_size);
   ResizeCropInto(decoded.image.pixels.data(), decoded.held, decoded.image.row_bytes(),
                  decoded.image.channels, decoded.rc, resized.pixels.data(),
                  resized.row_bytes());
+  clock.Lap(&PresetStepTimes::resize);
   WriteOutput(resized, preset.layout, preset.mean, preset.std, /*mirror=*/false, out);
+  clock.Lap(&PresetStepTimes::output);
 }
 
 }  // namespace imgpipe

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "image/jpeg_region_decoder.h"
 #include "image/transforms.h"
 
 namespace imgpipe {
@@ -69,6 +71,6 @@ void ApplyTrainPreset(std::string_view encoded, const std::string& path,
 // weights: bit-identical to torchvision's Resize + CenterCrop (+ ToTensor + Normalize)
 // on the decoded image unless draft_decode. Throws Error if resize_size < crop_size.
 void ApplyEvalPreset(std::string_view encoded, const std::string& path,
-                     const EvalPreset& preset, void* out);
+                     const EvalPreset& preset, void* out, PresetStepTimes* times = nullptr);
 
 }  // namespace imgpipe
