@@ -5,7 +5,8 @@
 // and the pixel difference from it (max, mean), for three paths: the full decode
 // (TurboJPEG, TJFLAG_FASTDCT / TJFLAG_FASTUPSAMPLE), the train preset's decode (its
 // crop windows, DCT-scaled, DecodeJpegRegion) and the whole train preset (float32
-// output; the difference on its uint8 output). One thread; the settings run in
+// output; the difference on its uint8 output); and the eval preset's exact decode
+// against its draft decode and whole decodes. One thread; the settings run in
 // alternating rounds, a pass over the set each, and the ratios are of medians.
 // Usage: decode_modes_bench [rounds]
 #include <turbojpeg.h>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "image/codec.h"
@@ -78,12 +80,26 @@ CropWindow TrainWindow(const std::string& jpeg, uint64_t i) {
   return SampleRandomResizedCrop(info.width, info.height, random);
 }
 
-// One path: image i under a mode, timed (`run`) and as bytes to compare (`output`).
-struct Path {
-  const char* name;
-  std::function<void(size_t i, const JpegSpeed&)> run;
-  std::function<std::vector<uint8_t>(size_t i, const JpegSpeed&)> output;
+// One way to process image i: timed (`run`) and as bytes to compare (`output`).
+struct Variant {
+  std::string name;
+  std::function<void(size_t i)> run;
+  std::function<std::vector<uint8_t>(size_t i)> output;
 };
+
+// A function of image i under a decode setting.
+using ByMode = std::function<std::vector<uint8_t>(size_t i, const JpegSpeed&)>;
+
+// The variants of `path` under each of kModes; `timed` is run, `compared` output.
+std::vector<Variant> ModeVariants(const ByMode& timed, const ByMode& compared) {
+  std::vector<Variant> variants;
+  for (const Mode& mode : kModes) {
+    const JpegSpeed speed = mode.speed;
+    variants.push_back({mode.name, [timed, speed](size_t i) { timed(i, speed); },
+                        [compared, speed](size_t i) { return compared(i, speed); }});
+  }
+  return variants;
+}
 
 // Max and mean absolute difference of two equally long buffers.
 void AddDiff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int* max_diff,
@@ -102,31 +118,56 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Prints one table: per mode the median pass time's ratio to the exact mode's and the
-// difference from its output.
-void RunPath(const Path& path, size_t images, int rounds) {
-  std::vector<std::vector<double>> seconds(std::size(kModes));
+// Prints one table: per variant the median pass's rate, its ratio to the first
+// variant's, and the difference from the first variant's output.
+void RunTable(const char* title, const std::vector<Variant>& variants, size_t images,
+              int rounds) {
+  std::vector<std::vector<double>> seconds(variants.size());
   for (int r = 0; r < rounds; ++r) {
-    for (size_t m = 0; m < std::size(kModes); ++m) {
+    for (size_t v = 0; v < variants.size(); ++v) {
       const auto start = std::chrono::steady_clock::now();
-      for (size_t i = 0; i < images; ++i) path.run(i, kModes[m].speed);
-      seconds[m].push_back(SecondsSince(start));
+      for (size_t i = 0; i < images; ++i) variants[v].run(i);
+      seconds[v].push_back(SecondsSince(start));
     }
   }
-  const double exact = Median(seconds[0]);
-  std::printf("  %s\n    %-18s %10s %14s %9s %9s\n", path.name, "setting", "images/s",
-              "speed vs exact", "max diff", "mean diff");
-  for (size_t m = 0; m < std::size(kModes); ++m) {
+  const double first = Median(seconds[0]);
+  std::printf("  %s\n    %-24s %10s %14s %9s %9s\n", title, "setting", "images/s",
+              "speed vs 1st", "max diff", "mean diff");
+  for (size_t v = 0; v < variants.size(); ++v) {
     int max_diff = 0;
     double sum = 0, count = 0;
-    for (size_t i = 0; m > 0 && i < images; ++i) {
-      AddDiff(path.output(i, kModes[m].speed), path.output(i, kModes[0].speed), &max_diff, &sum,
-              &count);
+    for (size_t i = 0; v > 0 && i < images; ++i) {
+      AddDiff(variants[v].output(i), variants[0].output(i), &max_diff, &sum, &count);
     }
-    const double median = Median(seconds[m]);
-    std::printf("    %-18s %10.1f %13.3fx %9d %9.3f\n", kModes[m].name, images / median,
-                exact / median, max_diff, count > 0 ? sum / count : 0.0);
+    const double median = Median(seconds[v]);
+    std::printf("    %-24s %10.1f %13.3fx %9d %9.3f\n", variants[v].name.c_str(),
+                images / median, first / median, max_diff, count > 0 ? sum / count : 0.0);
   }
+}
+
+// The eval preset: exact with crop-window decode (the default), with draft decode,
+// and exact with whole decodes.
+std::vector<Variant> EvalVariants(const std::vector<std::string>& jpegs) {
+  const auto eval = [&jpegs](EvalPreset preset, OutputLayout layout) {
+    preset.layout = layout;
+    return [&jpegs, preset](size_t i) {
+      std::vector<uint8_t> out(OutputBytes(preset.layout, preset.crop_size));
+      ApplyEvalPreset(jpegs[i], "photo.jpg", preset, out.data());
+      return out;
+    };
+  };
+  EvalPreset exact, draft, whole;
+  draft.draft_decode = true;
+  whole.use_region_decode = false;
+  std::vector<Variant> variants;
+  for (const auto& [name, preset] : {std::pair<const char*, EvalPreset>{"exact (default)", exact},
+                                     {"draft decode", draft},
+                                     {"exact, whole decode", whole}}) {
+    const auto timed = eval(preset, OutputLayout::kFloat32Nchw);
+    variants.push_back({name, [timed](size_t i) { timed(i); },
+                        eval(preset, OutputLayout::kUint8Nhwc)});
+  }
+  return variants;
 }
 
 void RunSet(const char* name, const std::vector<std::string>& jpegs, int rounds) {
@@ -152,12 +193,14 @@ void RunSet(const char* name, const std::vector<std::string>& jpegs, int rounds)
       return out;
     };
   };
-  RunPath(Path{"full decode (TurboJPEG)", full, full}, jpegs.size(), rounds);
-  RunPath(Path{"train preset's decode (its crop windows, DCT-scaled to >= 224)", region, region},
-          jpegs.size(), rounds);
-  RunPath(Path{"whole train preset (float32 output timed, uint8 output compared)",
-               preset(OutputLayout::kFloat32Nchw), preset(OutputLayout::kUint8Nhwc)},
-          jpegs.size(), rounds);
+  RunTable("full decode (TurboJPEG)", ModeVariants(full, full), jpegs.size(), rounds);
+  RunTable("train preset's decode (its crop windows, DCT-scaled to >= 224)",
+           ModeVariants(region, region), jpegs.size(), rounds);
+  RunTable("whole train preset (float32 output timed, uint8 output compared)",
+           ModeVariants(preset(OutputLayout::kFloat32Nchw), preset(OutputLayout::kUint8Nhwc)),
+           jpegs.size(), rounds);
+  RunTable("eval preset (float32 output timed, uint8 output compared)",
+           EvalVariants(jpegs), jpegs.size(), rounds);
   tjDestroy(handle);
 }
 

@@ -324,8 +324,14 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
   const int sw = static_cast<int>(stored.width()), sh = static_cast<int>(stored.height());
 
   // 3. Decode the stored window at the chosen scale, then orient it.
-  const int denom = transposed ? ChooseScale(sw, sh, options.min_height, options.min_width)
-                               : ChooseScale(sw, sh, options.min_width, options.min_height);
+  if (options.scale != 0 && options.scale != 1 && options.scale != 2 && options.scale != 4 &&
+      options.scale != 8) {
+    throw Error("DecodeJpegRegion: scale must be 0, 1, 2, 4 or 8, not " +
+                std::to_string(options.scale));
+  }
+  const int denom = options.scale > 0 ? options.scale
+                    : transposed ? ChooseScale(sw, sh, options.min_height, options.min_width)
+                                 : ChooseScale(sw, sh, options.min_width, options.min_height);
   PixelBox stored_box;
   Image image;
   try {

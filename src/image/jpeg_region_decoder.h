@@ -41,6 +41,7 @@ struct JpegRegionOptions {
   // still at least min_width x min_height (0 x 0: no scaling).
   int min_width = 0;
   int min_height = 0;
+  int scale = 0;  // 1, 2, 4 or 8: this DCT scale denominator, not one chosen by min size
   int channels = 3;  // 3: RGB; 1: grayscale
   uint64_t max_pixels = kDefaultMaxPixels;
   bool apply_exif_orientation = true;

@@ -105,46 +105,33 @@ void ResizeWindow(const DecodedWindow& decoded, int size, Image* resized) {
              resized->row_bytes());
 }
 
-// A decoded image, the pixels of the (possibly DCT-scaled) displayed image it holds,
-// and the eval preset's resize and crop of that displayed image.
+// A decoded image, the pixels of the displayed image it holds, and the eval preset's
+// resize and crop of that image.
 struct EvalDecode {
   Image image;
   ResizeCropSpan held;
   ResizeCrop rc;
 };
 
-// Decodes what the eval preset reads of `encoded`: for JPEGs with region decode the
-// pixels the crop's filters read (or, with draft_decode, the whole image at the
-// smallest DCT scale that spans the resize); else the whole image.
+// Decodes what the exact eval preset reads of `encoded`: for JPEGs with region decode
+// the pixels the crop's filters read, else the whole image.
 EvalDecode DecodeForEval(std::string_view encoded, const std::string& path,
                          const EvalPreset& preset, StepClock& clock) {
   EvalDecode out;
-  const auto whole = [&](Image image) {
+  if (!preset.use_region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
+    clock.Region(std::nullopt);
+    out.image = DecodeImage(encoded, path);
     clock.Lap(&PresetStepTimes::decode);
-    out.image = std::move(image);
     out.rc = CenterResizeCrop(out.image.width, out.image.height, preset.resize_size,
                               preset.crop_size);
     out.held = {0, 0, out.image.width, out.image.height};
     clock.Lap(&PresetStepTimes::window);
-    return std::move(out);
-  };
-  if (!preset.use_region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
-    clock.Region(std::nullopt);
-    return whole(DecodeImage(encoded, path));
+    return out;
   }
   const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
-  const ResizeCrop rc =
-      CenterResizeCrop(info.width, info.height, preset.resize_size, preset.crop_size);
+  out.rc = CenterResizeCrop(info.width, info.height, preset.resize_size, preset.crop_size);
+  out.held = ResizeCropSource(out.rc);
   JpegRegionOptions options;
-  if (preset.draft_decode) {
-    options.min_width = rc.resized_width;
-    options.min_height = rc.resized_height;
-    clock.Region(options);
-    clock.Lap(&PresetStepTimes::window);
-    return whole(DecodeJpegRegion(encoded, path, options));
-  }
-  out.rc = rc;
-  out.held = ResizeCropSource(rc);
   options.crop = CropWindow{out.held.x0, out.held.y0, out.held.x1 - out.held.x0,
                             out.held.y1 - out.held.y0};
   clock.Region(options);
@@ -152,6 +139,43 @@ EvalDecode DecodeForEval(std::string_view encoded, const std::string& path,
   out.image = DecodeJpegRegion(encoded, path, options);
   clock.Lap(&PresetStepTimes::decode);
   return out;
+}
+
+// The draft-decoded eval preset of a JPEG into `resized` (crop_size square): the crop's
+// box (CenterCropBox) with the pixels its filter reads around it, decoded at the
+// largest DCT scale denominator d whose whole image still spans the Resize size, then
+// the box (its geometry exact, in 1/d pixels) resized as Pillow's resize(box=...) does.
+// Returns false, having done nothing, when d would be 1 (the exact path is as fast).
+bool DraftEval(std::string_view encoded, const std::string& path, const EvalPreset& preset,
+               StepClock& clock, Image* resized) {
+  const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
+  const ResizeCrop rc =
+      CenterResizeCrop(info.width, info.height, preset.resize_size, preset.crop_size);
+  int d = 8;
+  while (d > 1 && (info.width < d * rc.resized_width || info.height < d * rc.resized_height)) {
+    d /= 2;
+  }
+  if (d == 1) return false;
+  const PixelBox box = CenterCropBox(info.width, info.height, preset.resize_size,
+                                     preset.crop_size);
+  ResizeCropSpan span = ResizeCropSource(rc);  // in full-size pixels; widened by 2 of 1/d
+  span = {std::max(span.x0 - 2 * d, 0), std::max(span.y0 - 2 * d, 0),
+          std::min(span.x1 + 2 * d, info.width), std::min(span.y1 + 2 * d, info.height)};
+  JpegRegionOptions options;
+  options.crop = CropWindow{span.x0, span.y0, span.x1 - span.x0, span.y1 - span.y0};
+  options.scale = d;
+  clock.Region(options);
+  clock.Lap(&PresetStepTimes::window);
+  PixelBox part;
+  const Image image = DecodeJpegRegion(encoded, path, options, nullptr, &part);
+  clock.Lap(&PresetStepTimes::decode);
+  const double sx = part.width() / (span.x1 - span.x0), sy = part.height() / (span.y1 - span.y0);
+  const PixelBox in_part = {part.x0 + (box.x0 - span.x0) * sx, part.y0 + (box.y0 - span.y0) * sy,
+                            part.x0 + (box.x1 - span.x0) * sx, part.y0 + (box.y1 - span.y0) * sy};
+  ResizeInto(image.pixels.data(), image.width, image.height, image.row_bytes(), image.channels,
+             in_part, resized->pixels.data(), resized->width, resized->height,
+             resized->row_bytes());
+  return true;
 }
 
 // A size x size x 3 image reused by the thread.
@@ -237,11 +261,15 @@ void ApplyEvalPreset(std::string_view encoded, const std::string& path,
                 " is smaller than crop_size " + std::to_string(preset.crop_size));
   }
   StepClock clock(times);
-  const EvalDecode decoded = DecodeForEval(encoded, path, preset, clock);
   Image& resized = ThreadOutputImage(preset.crop_size);
-  ResizeCropInto(decoded.image.pixels.data(), decoded.held, decoded.image.row_bytes(),
-                 decoded.image.channels, decoded.rc, resized.pixels.data(),
-                 resized.row_bytes());
+  if (!preset.draft_decode || !preset.use_region_decode ||
+      DetectImageFormat(encoded) != ImageFormat::kJpeg ||
+      !DraftEval(encoded, path, preset, clock, &resized)) {
+    const EvalDecode decoded = DecodeForEval(encoded, path, preset, clock);
+    ResizeCropInto(decoded.image.pixels.data(), decoded.held, decoded.image.row_bytes(),
+                   decoded.image.channels, decoded.rc, resized.pixels.data(),
+                   resized.row_bytes());
+  }
   clock.Lap(&PresetStepTimes::resize);
   WriteOutput(resized, preset.layout, preset.mean, preset.std, /*mirror=*/false, out);
   clock.Lap(&PresetStepTimes::output);
