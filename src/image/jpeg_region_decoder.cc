@@ -154,10 +154,12 @@ bool CropsColumnsExactly(const jpeg_decompress_struct& cinfo) {
 
 // Decodes the stored (not oriented) window [x, x + width) x [y, y + height) at 1/denom
 // scale, rounded outwards to whole scaled pixels; `box` receives the exact window in
-// the result's pixels.
+// the result's pixels. `entropy_only`: only the entropy decoding that takes (every row
+// down to the window's last, without IDCT), and an empty image.
 Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const ImageInfo& info,
                          int x, int y, int width, int height, int denom,
-                         const JpegRegionOptions& options, PixelBox* box) {
+                         const JpegRegionOptions& options, PixelBox* box,
+                         bool entropy_only = false) {
   const int channels = options.channels;
   Decompressor d;
   Image image;
@@ -216,6 +218,16 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
   const size_t skip_bytes = static_cast<size_t>(x0 - static_cast<int>(crop_x)) * components;
 
   // 4. Rows: skip to y0 (entropy-decoded but not IDCT'd), then read the window's rows.
+  //    Entropy only: skip all but the window's last row (skipping to the image's end
+  //    decodes nothing), then read that one.
+  if (entropy_only) {
+    if (y1 > 1) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(y1 - 1));
+    JSAMPROW rows[1] = {row.data()};
+    while (jpeg_read_scanlines(&cinfo, rows, 1) != 1) {
+    }
+    jpeg_abort_decompress(&cinfo);
+    return image;
+  }
   image.width = x1 - x0;
   image.height = y1 - y0;
   image.channels = channels;
@@ -241,35 +253,6 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
 
 }  // namespace
 
-double EntropyDecodeJpeg(std::string_view jpeg, const std::string& path,
-                         const JpegRegionOptions& options) {
-  // 1. The window's far edge in stored rows.
-  const ImageInfo info = ReadImageInfo(jpeg, path, options.max_pixels);
-  const int orientation = options.apply_exif_orientation ? info.orientation : 1;
-  const bool transposed = orientation >= 5;
-  const double displayed_width = transposed ? info.height : info.width;
-  const double displayed_height = transposed ? info.width : info.height;
-  const CropWindow window =
-      options.crop.value_or(CropWindow{0, 0, static_cast<int>(displayed_width),
-                                       static_cast<int>(displayed_height)});
-  const PixelBox stored = DisplayedToStored(
-      PixelBox{static_cast<double>(window.x), static_cast<double>(window.y),
-               static_cast<double>(window.x + window.width),
-               static_cast<double>(window.y + window.height)},
-      orientation, info.width, info.height);
-  // 2. All coefficients.
-  Decompressor d;
-  if (setjmp(d.errors.jump) != 0) {
-    throw DataError(path, std::nullopt, JpegReason(d.errors.message));
-  }
-  jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
-  jpeg_read_header(&d.cinfo, TRUE);
-  const bool progressive = d.cinfo.progressive_mode;
-  jpeg_read_coefficients(&d.cinfo);
-  jpeg_abort_decompress(&d.cinfo);
-  return progressive ? 1.0 : std::min(stored.y1 / info.height, 1.0);
-}
-
 ImageInfo ReadDisplayedJpegInfo(std::string_view jpeg, const std::string& path) {
   ImageInfo info = ReadImageInfo(jpeg, path);
   if (info.format != ImageFormat::kJpeg) {
@@ -288,8 +271,12 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
   return DecodeJpegRegion(jpeg, path, options, scale, nullptr);
 }
 
-Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
-                       const JpegRegionOptions& options, int* scale, PixelBox* box) {
+namespace {
+
+// DecodeJpegRegion, or with `entropy_only` just its entropy decoding (EntropyDecodeJpeg).
+Image DecodeRegion(std::string_view jpeg, const std::string& path,
+                   const JpegRegionOptions& options, int* scale, PixelBox* box,
+                   bool entropy_only) {
   if (options.channels != 1 && options.channels != 3) {
     throw Error("DecodeJpegRegion: channels must be 1 or 3, not " +
                 std::to_string(options.channels));
@@ -335,17 +322,31 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
   PixelBox stored_box;
   Image image;
   try {
-    image = DecodeStoredRegion(jpeg, path, info, sx, sy, sw, sh, denom, options, &stored_box);
+    image = DecodeStoredRegion(jpeg, path, info, sx, sy, sw, sh, denom, options, &stored_box,
+                               entropy_only);
   } catch (const std::bad_alloc&) {
     throw DataError(path, std::nullopt,
                     "out of memory decoding a " + std::to_string(sw) + "x" + std::to_string(sh) +
                         " window");
   }
+  if (entropy_only) return image;
   if (box != nullptr) {
     *box = StoredToDisplayed(stored_box, orientation, image.width, image.height);
   }
   if (scale != nullptr) *scale = denom;
   return ApplyExifOrientation(std::move(image), orientation);
+}
+
+}  // namespace
+
+Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options, int* scale, PixelBox* box) {
+  return DecodeRegion(jpeg, path, options, scale, box, /*entropy_only=*/false);
+}
+
+void EntropyDecodeJpeg(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options) {
+  DecodeRegion(jpeg, path, options, nullptr, nullptr, /*entropy_only=*/true);
 }
 
 }  // namespace imgpipe

@@ -60,13 +60,13 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
 Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
                        const JpegRegionOptions& options, int* scale, PixelBox* box);
 
-// Entropy-decodes the whole of `jpeg` (Huffman decoding alone: jpeg_read_coefficients,
-// no IDCT, upsampling or colour conversion) and returns the share of that work that
-// DecodeJpegRegion(jpeg, path, options) does: 1 for progressive files (it reads every
-// scan); for sequential ones the stored rows down to the window's far edge (it stops
-// there) over all rows. For cost breakdowns. Errors as DecodeImage.
-double EntropyDecodeJpeg(std::string_view jpeg, const std::string& path,
-                         const JpegRegionOptions& options);
+// Does only the entropy (Huffman) decoding of DecodeJpegRegion(jpeg, path, options):
+// the same scale and window, every row down to the window's last skipped
+// (jpeg_skip_scanlines: no IDCT, upsampling or colour conversion) but that one, which
+// is read; a progressive file's scans are all decoded as the decode does. For cost
+// breakdowns. Errors as DecodeJpegRegion.
+void EntropyDecodeJpeg(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options);
 
 // Width and height as displayed (EXIF orientation 5-8 swaps them), from the header; the
 // result's orientation is 1, as the size already accounts for it. Throws DataError for

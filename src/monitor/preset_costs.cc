@@ -37,8 +37,8 @@ PresetCosts MeasurePass(const std::vector<std::string>& images, const PresetCall
     // 2. Entropy decoding of what its region decode read, if any.
     if (steps.region) {
       const auto start = Clock::now();
-      const double share = EntropyDecodeJpeg(images[i], "memory", *steps.region);
-      const double entropy = SecondsSince(start) * share;
+      EntropyDecodeJpeg(images[i], "memory", *steps.region);
+      const double entropy = SecondsSince(start);
       pass.entropy += entropy;
       pass.idct_color += decode - entropy;
     } else {

@@ -20,6 +20,7 @@ struct PresetCosts {
   size_t images = 0;
   int rounds = 0;
   double entropy = 0;      // Huffman decoding of what the JPEG region decode reads
+                           // (EntropyDecodeJpeg: its rows, skipped, not IDCT'd)
   double idct_color = 0;   // the JPEG region decode minus `entropy` (IDCT, upsampling,
                            // colour conversion, and the window copy)
   double whole_decode = 0; // decodes of whole images (other formats; region decode off)
