@@ -1,13 +1,13 @@
 #include "image/presets.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 
 #include "image/codec.h"
 #include "image/image_format.h"
 #include "image/resize.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -19,16 +19,17 @@ PixelBox BoxOf(const CropWindow& window) {
           static_cast<double>(window.y + window.height)};
 }
 
-// Adds the seconds since the previous lap to a step of `times`; nothing when null.
+// Adds the thread's CPU seconds since the previous lap to a step of `times`; nothing
+// when null.
 class StepClock {
  public:
   explicit StepClock(PresetStepTimes* times) : times_(times) {
-    if (times_ != nullptr) last_ = std::chrono::steady_clock::now();
+    if (times_ != nullptr) last_ = ThreadCpuSeconds();
   }
   void Lap(double PresetStepTimes::*step) {
     if (times_ == nullptr) return;
-    const auto now = std::chrono::steady_clock::now();
-    times_->*step += std::chrono::duration<double>(now - last_).count();
+    const double now = ThreadCpuSeconds();
+    times_->*step += now - last_;
     last_ = now;
   }
   // Records the region decode's options (or none: a whole decode).
@@ -38,7 +39,7 @@ class StepClock {
 
  private:
   PresetStepTimes* times_;
-  std::chrono::steady_clock::time_point last_;
+  double last_ = 0;
 };
 
 // A decoded image and where the window lies in it.

@@ -63,7 +63,8 @@ EvalPreset EvalPresetForCrop(int crop_size, OutputLayout layout);
 // Bytes one output image takes in `layout` at size x size.
 size_t OutputBytes(OutputLayout layout, int size);
 
-// Seconds that each step of preset calls took, added up (for MeasurePresetCosts).
+// CPU seconds of the calling thread that each step of preset calls took, added up
+// (for MeasurePresetCosts).
 struct PresetStepTimes {
   double window = 0;  // header read and the crop window's geometry
   double decode = 0;  // the decode (of the window, for JPEGs with region decode)

@@ -14,8 +14,8 @@
 
 namespace imgpipe {
 
-// Mean seconds per image of each part; the medians of `rounds` rounds, a pass over the
-// images each.
+// Mean CPU seconds (of the measuring thread) per image of each part; the medians of
+// `rounds` rounds, a pass over the images each.
 struct PresetCosts {
   size_t images = 0;
   int rounds = 0;
@@ -34,7 +34,7 @@ struct PresetCosts {
 };
 
 // Measures the parts of the train (or eval) preset on `encoded_images` (each image once
-// a round; seed i for image i). Throws Error if there are no images or rounds < 1.
+// a round, after one untimed round; seed i for image i). Throws Error if there are no images or rounds < 1.
 PresetCosts MeasureTrainPresetCosts(const std::vector<std::string>& encoded_images,
                                     const TrainPreset& preset, int rounds);
 PresetCosts MeasureEvalPresetCosts(const std::vector<std::string>& encoded_images,

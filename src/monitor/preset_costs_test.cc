@@ -53,8 +53,8 @@ TEST(PresetCostsTest, NonJpegImagesAndTheEvalPreset) {
       TestDataPath("images/mixed-formats/2/cat-3504008_640.png")};
   for (const std::string& p : ImageFilesIn("images/photos-by-class/100")) paths.push_back(p);
   const std::vector<std::string> images = Read(paths);
-  for (const PresetCosts& costs : {MeasureTrainPresetCosts(images, TrainPreset{}, 1),
-                                   MeasureEvalPresetCosts(images, EvalPreset{}, 1)}) {
+  for (const PresetCosts& costs : {MeasureTrainPresetCosts(images, TrainPreset{}, 3),
+                                   MeasureEvalPresetCosts(images, EvalPreset{}, 3)}) {
     EXPECT_GT(costs.whole_decode, 0);
     EXPECT_GT(costs.entropy, 0);
     EXPECT_GT(costs.idct_color, 0);
