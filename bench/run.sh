@@ -18,6 +18,9 @@ echo
 echo "== Resize kernels: portable vs SSE4.1 vs AVX2 vs AVX-512 (one thread, real photos)"
 "$build/bench/resize_bench" 7
 echo
+echo "== Decode settings: fast IDCT / plain upsampling vs exact (one thread, real photos)"
+"$build/bench/decode_modes_bench" 5
+echo
 echo "== Image operations (Google Benchmark, one thread)"
 "$build/bench/image_ops_bench" --benchmark_min_time=0.5
 echo

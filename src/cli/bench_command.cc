@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/data_options.h"
 #include "monitor/pipeline_bench.h"
+#include "monitor/preset_costs.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/thread_pool.h"
@@ -26,6 +27,9 @@ struct BenchFlags {
   std::string layout = "float32";
   std::string trace;
   bool json = false;
+  size_t cost_images = 100;
+  int cost_rounds = 3;
+  bool draft_decode = EvalPreset{}.draft_decode;
   pipeline::DataSourceOptions source;
 };
 
@@ -69,6 +73,31 @@ void PrintResult(const BenchResult& r) {
   std::printf("bottleneck: %s\n", r.bottleneck.c_str());
 }
 
+// Measures the preset's per-image costs on a sample of the data, prints them (unless
+// --json) beside the pipeline's CPU time per image, and returns them as JSON.
+nlohmann::json ReportCosts(const BenchFlags& f, const pipeline::DataSource& source,
+                           const TrainPreset& train, const EvalPreset& eval,
+                           const BenchResult& r) {
+  const std::vector<std::string> images = SampleEncodedImages(source, f.cost_images);
+  const PresetCosts c = f.preset == "train" ? MeasureTrainPresetCosts(images, train, f.cost_rounds)
+                                            : MeasureEvalPresetCosts(images, eval, f.cost_rounds);
+  const double pipeline_cpu = PipelineCpuPerImage(r);
+  if (!f.json) std::printf("%s", PresetCostsTable(c, pipeline_cpu).c_str());
+  const auto ms = [](double s) { return 1e3 * s; };
+  return {{"images", c.images},
+          {"rounds", c.rounds},
+          {"entropy_ms", ms(c.entropy)},
+          {"idct_upsample_color_ms", ms(c.idct_color)},
+          {"whole_decode_ms", ms(c.whole_decode)},
+          {"header_and_window_ms", ms(c.window)},
+          {"resize_ms", ms(c.resize)},
+          {"flip_normalize_ms", ms(c.output)},
+          {"sum_ms", ms(c.Sum())},
+          {"preset_alone_ms", ms(c.measured)},
+          {"pipeline_cpu_ms", ms(pipeline_cpu)},
+          {"pipeline_overhead_ms", ms(pipeline_cpu - c.Sum())}};
+}
+
 void RunBench(const BenchFlags& f) {
   BenchOptions options;
   options.seconds = f.seconds;
@@ -80,7 +109,8 @@ void RunBench(const BenchFlags& f) {
   TrainPreset train;
   train.size = f.image_size;
   train.layout = layout;
-  const EvalPreset eval = EvalPresetForCrop(f.image_size, layout);
+  EvalPreset eval = EvalPresetForCrop(f.image_size, layout);
+  eval.draft_decode = f.draft_decode;
   if (!f.trace.empty()) trace::Enable();
 
   const pipeline::DataSource source = ResolveAndReport(f.data, f.source);
@@ -153,6 +183,7 @@ void RunBench(const BenchFlags& f) {
                         : RunPipelineBench(pipeline::EvalPipeline(config, eval), options, "eval preset");
     if (!f.json) PrintResult(r);
     out = ResultJson(r);
+    if (f.cost_images > 0) out["per_image_costs"] = ReportCosts(f, source, train, eval, r);
   }
   if (!f.trace.empty()) {
     trace::Disable();
@@ -189,6 +220,14 @@ void AddBenchCommand(CLI::App& app) {
                   "Output: float32 (normalised NCHW, as ToTensor+Normalize) or uint8 (NHWC, "
                   "to normalise on the GPU)")
       ->capture_default_str()->check(CLI::IsMember({"float32", "uint8"}));
+  cmd->add_option("--cost-images", f->cost_images,
+                  "Per-image cost breakdown of the preset (entropy decoding, IDCT+colour, "
+                  "window, resize, flip/normalise, pipeline overhead) on this many of the "
+                  "data's images held in memory, one thread (0: none)")
+      ->capture_default_str();
+  cmd->add_option("--cost-rounds", f->cost_rounds, "Rounds of the cost breakdown (medians)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  AddDraftDecodeFlag(cmd, f->draft_decode);
   cmd->add_option("--trace", f->trace, "Write a Chrome trace-event JSON file of every thread");
   cmd->add_flag("--json", f->json, "Print one JSON object");
   cmd->callback([f] { RunBench(*f); });

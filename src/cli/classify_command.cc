@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/data_options.h"
 #include "extract/image_classifier.h"
 
 namespace imgpipe::cli {
@@ -54,6 +55,7 @@ void AddClassifyCommand(CLI::App& app) {
   cmd->add_option("--image-size", o.image_size,
                   "Eval crop size; 0: the checkpoint's, 224 for TorchScript")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
+  AddDraftDecodeFlag(cmd, o.draft_decode);
   cmd->add_option("--threads", o.threads, "Decode and libtorch threads (0: all available CPUs)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", flags->json, "One JSON object per image, one per line");

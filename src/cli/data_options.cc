@@ -23,4 +23,8 @@ pipeline::DataSource ResolveAndReport(const std::string& data,
   return source;
 }
 
+void AddDraftDecodeFlag(CLI::App* cmd, bool& draft_decode) {
+  cmd->add_flag("--draft-decode", draft_decode, kDraftDecodeDoc)->capture_default_str();
+}
+
 }  // namespace imgpipe::cli

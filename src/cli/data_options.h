@@ -1,16 +1,22 @@
 // The options every subcommand that reads --data shares (--image-key, --label-key,
-// --label-offset), declared once, and the one report of how --data was resolved.
+// --label-offset), declared once, the one report of how --data was resolved, and the
+// eval preset's --draft-decode.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "image/presets.h"
 #include "pipeline/data_source.h"
 
 namespace imgpipe::cli {
 
 // Adds --image-key, --label-key and --label-offset to `cmd`, bound to `options`.
 void AddDataSourceOptions(CLI::App* cmd, pipeline::DataSourceOptions& options);
+
+// Adds --draft-decode (EvalPreset::draft_decode, kDraftDecodeDoc) to `cmd`, bound to
+// `draft_decode`: every command that runs the eval preset declares it here.
+void AddDraftDecodeFlag(CLI::App* cmd, bool& draft_decode);
 
 // The doc string of --data: what it accepts (see README "What --data accepts").
 inline constexpr char kDataDoc[] =

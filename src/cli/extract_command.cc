@@ -83,6 +83,7 @@ void AddExtractCommand(CLI::App& app) {
                   "Eval crop size (resize to size*256/224, center crop); 0: the checkpoint's, "
                   "224 for TorchScript")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
+  AddDraftDecodeFlag(cmd, o.draft_decode);
   cmd->add_option("--shard-rows", o.shard_rows, "Image folder input: rows per output shard")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--threads", o.threads,

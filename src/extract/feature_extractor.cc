@@ -265,6 +265,7 @@ ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCa
   job.plan = &plan;
   job.model = model.get();
   job.preset = EvalPresetForCrop(image_size, OutputLayout::kFloat32Nchw);
+  job.preset.draft_decode = options.draft_decode;
   job.dimension = dimension;
   job.half = options.dtype == "float16";
   job.batch_size = options.batch_size;

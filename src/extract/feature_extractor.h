@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "image/presets.h"
 #include "pipeline/data_source.h"
 
 namespace imgpipe::extract {
@@ -30,6 +31,7 @@ struct ExtractOptions {
   std::string dtype = "float32";      // of the features: float32 or float16
   size_t batch_size = 64;
   int image_size = 0;        // eval crop; 0: the checkpoint's, 224 for TorchScript
+  bool draft_decode = EvalPreset{}.draft_decode;  // the eval preset's (presets.h)
   size_t shard_rows = 4096;  // image input: rows per output shard
   int threads = 0;           // pipeline CPU budget and libtorch threads; 0: all CPUs
   bool resume = false;       // keep shards finished by an earlier run of the same plan

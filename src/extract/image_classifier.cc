@@ -65,8 +65,9 @@ ClassifyResult ClassifyImages(const ClassifyOptions& options, const std::vector<
   at::set_num_threads(threads);
   // 1. The model (logits), its classes and their names.
   std::unique_ptr<FeatureModel> model = LoadFeatureModel(options.model, "logits");
-  const EvalPreset preset = EvalPresetForCrop(
+  EvalPreset preset = EvalPresetForCrop(
       options.image_size > 0 ? options.image_size : model->description().image_size, OutputLayout::kFloat32Nchw);
+  preset.draft_decode = options.draft_decode;
   ClassifyResult result;
   result.num_classes = OutputDimension(*model, preset.crop_size);
   std::vector<std::string> names =

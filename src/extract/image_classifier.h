@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "image/presets.h"
+
 namespace imgpipe::extract {
 
 struct ClassifyOptions {
@@ -14,6 +16,7 @@ struct ClassifyOptions {
                             // names); empty: the checkpoint's, or indices
   int top_k = 5;            // at most the number of classes
   int image_size = 0;       // eval crop; 0: the checkpoint's, 224 for TorchScript
+  bool draft_decode = EvalPreset{}.draft_decode;  // the eval preset's (presets.h)
   size_t batch_size = 32;
   int threads = 0;          // 0: all CPUs
 };

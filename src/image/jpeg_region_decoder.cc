@@ -154,10 +154,13 @@ bool CropsColumnsExactly(const jpeg_decompress_struct& cinfo) {
 
 // Decodes the stored (not oriented) window [x, x + width) x [y, y + height) at 1/denom
 // scale, rounded outwards to whole scaled pixels; `box` receives the exact window in
-// the result's pixels.
+// the result's pixels. `entropy_only`: only the entropy decoding that takes (every row
+// down to the window's last, without IDCT), and an empty image.
 Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const ImageInfo& info,
-                         int x, int y, int width, int height, int denom, int channels,
-                         PixelBox* box) {
+                         int x, int y, int width, int height, int denom,
+                         const JpegRegionOptions& options, PixelBox* box,
+                         bool entropy_only = false) {
+  const int channels = options.channels;
   Decompressor d;
   Image image;
   std::vector<uint8_t> row;     // one scanline of the iMCU-aligned crop
@@ -178,9 +181,9 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
   cinfo.scale_num = 1;
   cinfo.scale_denom = denom;
   // The defaults, as TurboJPEG's (and so DecodeImage's): accurate integer IDCT, fancy
-  // upsampling.
-  cinfo.dct_method = JDCT_ISLOW;
-  cinfo.do_fancy_upsampling = TRUE;
+  // upsampling; or the faster settings the options ask for.
+  cinfo.dct_method = options.speed.fast_idct ? JDCT_IFAST : JDCT_ISLOW;
+  cinfo.do_fancy_upsampling = options.speed.fast_upsampling ? FALSE : TRUE;
   jpeg_start_decompress(&cinfo);
 
   // 2. The window at this scale, rounded outwards.
@@ -215,6 +218,16 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
   const size_t skip_bytes = static_cast<size_t>(x0 - static_cast<int>(crop_x)) * components;
 
   // 4. Rows: skip to y0 (entropy-decoded but not IDCT'd), then read the window's rows.
+  //    Entropy only: skip all but the window's last row (skipping to the image's end
+  //    decodes nothing), then read that one.
+  if (entropy_only) {
+    if (y1 > 1) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(y1 - 1));
+    JSAMPROW rows[1] = {row.data()};
+    while (jpeg_read_scanlines(&cinfo, rows, 1) != 1) {
+    }
+    jpeg_abort_decompress(&cinfo);
+    return image;
+  }
   image.width = x1 - x0;
   image.height = y1 - y0;
   image.channels = channels;
@@ -258,8 +271,12 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
   return DecodeJpegRegion(jpeg, path, options, scale, nullptr);
 }
 
-Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
-                       const JpegRegionOptions& options, int* scale, PixelBox* box) {
+namespace {
+
+// DecodeJpegRegion, or with `entropy_only` just its entropy decoding (EntropyDecodeJpeg).
+Image DecodeRegion(std::string_view jpeg, const std::string& path,
+                   const JpegRegionOptions& options, int* scale, PixelBox* box,
+                   bool entropy_only) {
   if (options.channels != 1 && options.channels != 3) {
     throw Error("DecodeJpegRegion: channels must be 1 or 3, not " +
                 std::to_string(options.channels));
@@ -294,23 +311,42 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
   const int sw = static_cast<int>(stored.width()), sh = static_cast<int>(stored.height());
 
   // 3. Decode the stored window at the chosen scale, then orient it.
-  const int denom = transposed ? ChooseScale(sw, sh, options.min_height, options.min_width)
-                               : ChooseScale(sw, sh, options.min_width, options.min_height);
+  if (options.scale != 0 && options.scale != 1 && options.scale != 2 && options.scale != 4 &&
+      options.scale != 8) {
+    throw Error("DecodeJpegRegion: scale must be 0, 1, 2, 4 or 8, not " +
+                std::to_string(options.scale));
+  }
+  const int denom = options.scale > 0 ? options.scale
+                    : transposed ? ChooseScale(sw, sh, options.min_height, options.min_width)
+                                 : ChooseScale(sw, sh, options.min_width, options.min_height);
   PixelBox stored_box;
   Image image;
   try {
-    image = DecodeStoredRegion(jpeg, path, info, sx, sy, sw, sh, denom, options.channels,
-                               &stored_box);
+    image = DecodeStoredRegion(jpeg, path, info, sx, sy, sw, sh, denom, options, &stored_box,
+                               entropy_only);
   } catch (const std::bad_alloc&) {
     throw DataError(path, std::nullopt,
                     "out of memory decoding a " + std::to_string(sw) + "x" + std::to_string(sh) +
                         " window");
   }
+  if (entropy_only) return image;
   if (box != nullptr) {
     *box = StoredToDisplayed(stored_box, orientation, image.width, image.height);
   }
   if (scale != nullptr) *scale = denom;
   return ApplyExifOrientation(std::move(image), orientation);
+}
+
+}  // namespace
+
+Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options, int* scale, PixelBox* box) {
+  return DecodeRegion(jpeg, path, options, scale, box, /*entropy_only=*/false);
+}
+
+void EntropyDecodeJpeg(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options) {
+  DecodeRegion(jpeg, path, options, nullptr, nullptr, /*entropy_only=*/true);
 }
 
 }  // namespace imgpipe

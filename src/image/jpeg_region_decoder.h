@@ -24,6 +24,16 @@ struct CropWindow {
   bool operator==(const CropWindow&) const = default;
 };
 
+// libjpeg-turbo's faster, inexact settings; the defaults (both off) are DecodeImage's.
+struct JpegSpeed {
+  // The fast integer IDCT (JDCT_IFAST, TJFLAG_FASTDCT) instead of the accurate one;
+  // unscaled decodes only (the scaled IDCTs have one method).
+  bool fast_idct = false;
+  // Plain (replicating) instead of fancy (triangle) chroma upsampling
+  // (do_fancy_upsampling = FALSE, TJFLAG_FASTUPSAMPLE).
+  bool fast_upsampling = false;
+};
+
 struct JpegRegionOptions {
   // Window to decode (displayed coordinates); the whole image when unset.
   std::optional<CropWindow> crop;
@@ -31,9 +41,11 @@ struct JpegRegionOptions {
   // still at least min_width x min_height (0 x 0: no scaling).
   int min_width = 0;
   int min_height = 0;
+  int scale = 0;  // 1, 2, 4 or 8: this DCT scale denominator, not one chosen by min size
   int channels = 3;  // 3: RGB; 1: grayscale
   uint64_t max_pixels = kDefaultMaxPixels;
   bool apply_exif_orientation = true;
+  JpegSpeed speed;  // exact by default
 };
 
 // Decodes the window of a JPEG. The result holds exactly the window (scaled by the
@@ -47,6 +59,14 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
 // box has fractional edges when the scale is not 1 (resize it with Resize(image, box)).
 Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
                        const JpegRegionOptions& options, int* scale, PixelBox* box);
+
+// Does only the entropy (Huffman) decoding of DecodeJpegRegion(jpeg, path, options):
+// the same scale and window, every row down to the window's last skipped
+// (jpeg_skip_scanlines: no IDCT, upsampling or colour conversion) but that one, which
+// is read; a progressive file's scans are all decoded as the decode does. For cost
+// breakdowns. Errors as DecodeJpegRegion.
+void EntropyDecodeJpeg(std::string_view jpeg, const std::string& path,
+                       const JpegRegionOptions& options);
 
 // Width and height as displayed (EXIF orientation 5-8 swaps them), from the header; the
 // result's orientation is 1, as the size already accounts for it. Throws DataError for

@@ -7,6 +7,7 @@
 #include "image/codec.h"
 #include "image/image_format.h"
 #include "image/resize.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -18,10 +19,28 @@ PixelBox BoxOf(const CropWindow& window) {
           static_cast<double>(window.y + window.height)};
 }
 
-// How torchvision reads the pixels at the window's edges: kCropThenResize (its
-// RandomResizedCrop: the window is an image of its own, the filter stops at its edges)
-// or kResizeThenCrop (Resize + CenterCrop: the filter reads the pixels around it).
-enum class EdgeMode { kCropThenResize, kResizeThenCrop };
+// Adds the thread's CPU seconds since the previous lap to a step of `times`; nothing
+// when null.
+class StepClock {
+ public:
+  explicit StepClock(PresetStepTimes* times) : times_(times) {
+    if (times_ != nullptr) last_ = ThreadCpuSeconds();
+  }
+  void Lap(double PresetStepTimes::*step) {
+    if (times_ == nullptr) return;
+    const double now = ThreadCpuSeconds();
+    times_->*step += now - last_;
+    last_ = now;
+  }
+  // Records the region decode's options (or none: a whole decode).
+  void Region(const std::optional<JpegRegionOptions>& options) {
+    if (times_ != nullptr) times_->region = options;
+  }
+
+ private:
+  PresetStepTimes* times_;
+  double last_ = 0;
+};
 
 // A decoded image and where the window lies in it.
 struct DecodedWindow {
@@ -30,39 +49,40 @@ struct DecodedWindow {
 };
 
 // Decodes the part of `encoded` that `choose_box` (displayed width, height -> PixelBox)
-// picks. JPEGs with `region_decode` decode only the whole pixels under the box, plus a
-// margin for the filter in kResizeThenCrop mode, DCT-scaled down while the box stays at
-// least min_size x min_size; everything else decodes whole.
+// picks. JPEGs with `region_decode` decode only the whole pixels under the box,
+// DCT-scaled down while the box stays at least min_size x min_size, with `speed`'s
+// settings; everything else decodes whole.
 template <typename ChooseBox>
 DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
-                           bool region_decode, int min_size, EdgeMode mode,
-                           ChooseBox choose_box) {
+                           bool region_decode, int min_size, const JpegSpeed& speed,
+                           StepClock& clock, ChooseBox choose_box) {
   DecodedWindow out;
   if (!region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
+    clock.Region(std::nullopt);
     out.image = DecodeImage(encoded, path);
+    clock.Lap(&PresetStepTimes::decode);
     out.box = choose_box(out.image.width, out.image.height);
+    clock.Lap(&PresetStepTimes::window);
     return out;
   }
   // 1. The box, from the header's size.
   const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
   const PixelBox box = choose_box(info.width, info.height);
-  // 2. The part to decode: the pixels under the box, and with kResizeThenCrop those
-  //    the filter reads around it (its support is the shrink factor, about
-  //    box / min_size input pixels, plus rounding).
-  int margin = 0;
-  if (mode == EdgeMode::kResizeThenCrop) {
-    margin = 2 * static_cast<int>(std::max(box.width(), box.height()) / std::max(min_size, 1)) + 2;
-  }
-  const int x0 = std::max(static_cast<int>(std::floor(box.x0)) - margin, 0);
-  const int y0 = std::max(static_cast<int>(std::floor(box.y0)) - margin, 0);
-  const int x1 = std::min(static_cast<int>(std::ceil(box.x1)) + margin, info.width);
-  const int y1 = std::min(static_cast<int>(std::ceil(box.y1)) + margin, info.height);
+  // 2. The part to decode: the whole pixels under the box.
+  const int x0 = std::max(static_cast<int>(std::floor(box.x0)), 0);
+  const int y0 = std::max(static_cast<int>(std::floor(box.y0)), 0);
+  const int x1 = std::min(static_cast<int>(std::ceil(box.x1)), info.width);
+  const int y1 = std::min(static_cast<int>(std::ceil(box.y1)), info.height);
   JpegRegionOptions options;
   options.crop = CropWindow{x0, y0, x1 - x0, y1 - y0};
   options.min_width = min_size;
   options.min_height = min_size;
+  options.speed = speed;
+  clock.Region(options);
+  clock.Lap(&PresetStepTimes::window);
   PixelBox part;
   out.image = DecodeJpegRegion(encoded, path, options, nullptr, &part);
+  clock.Lap(&PresetStepTimes::decode);
   // 3. The box within the decoded part (scaled like it).
   const double sx = part.width() / (x1 - x0), sy = part.height() / (y1 - y0);
   out.box = {part.x0 + (box.x0 - x0) * sx, part.y0 + (box.y0 - y0) * sy,
@@ -70,26 +90,103 @@ DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
   return out;
 }
 
-// Resizes the window of `decoded` to size x size into `resized` (reused by the thread).
-// kCropThenResize resizes the whole pixels that hold the box as an image of their own.
-void ResizeWindow(const DecodedWindow& decoded, EdgeMode mode, int size, Image* resized) {
+// Resizes the window of `decoded` to size x size into `resized` (reused by the thread):
+// the whole pixels that hold the box, as an image of their own (torchvision's
+// RandomResizedCrop: the filter stops at the window's edges).
+void ResizeWindow(const DecodedWindow& decoded, int size, Image* resized) {
   const Image& image = decoded.image;
-  PixelBox box = decoded.box;
-  int x0 = 0, y0 = 0, width = image.width, height = image.height;
-  if (mode == EdgeMode::kCropThenResize) {
-    x0 = static_cast<int>(std::floor(box.x0));
-    y0 = static_cast<int>(std::floor(box.y0));
-    width = static_cast<int>(std::ceil(box.x1)) - x0;
-    height = static_cast<int>(std::ceil(box.y1)) - y0;
-    box = {box.x0 - x0, box.y0 - y0, box.x1 - x0, box.y1 - y0};
-  }
-  resized->width = size;
-  resized->height = size;
-  resized->channels = 3;
-  resized->pixels.resize(static_cast<size_t>(size) * size * 3);
+  const int x0 = static_cast<int>(std::floor(decoded.box.x0));
+  const int y0 = static_cast<int>(std::floor(decoded.box.y0));
+  const int width = static_cast<int>(std::ceil(decoded.box.x1)) - x0;
+  const int height = static_cast<int>(std::ceil(decoded.box.y1)) - y0;
+  const PixelBox box = {decoded.box.x0 - x0, decoded.box.y0 - y0, decoded.box.x1 - x0,
+                        decoded.box.y1 - y0};
   ResizeInto(image.row(y0) + static_cast<size_t>(x0) * image.channels, width, height,
              image.row_bytes(), image.channels, box, resized->pixels.data(), size, size,
              resized->row_bytes());
+}
+
+// A decoded image, the pixels of the displayed image it holds, and the eval preset's
+// resize and crop of that image.
+struct EvalDecode {
+  Image image;
+  ResizeCropSpan held;
+  ResizeCrop rc;
+};
+
+// Decodes what the exact eval preset reads of `encoded`: for JPEGs with region decode
+// the pixels the crop's filters read, else the whole image.
+EvalDecode DecodeForEval(std::string_view encoded, const std::string& path,
+                         const EvalPreset& preset, StepClock& clock) {
+  EvalDecode out;
+  if (!preset.use_region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
+    clock.Region(std::nullopt);
+    out.image = DecodeImage(encoded, path);
+    clock.Lap(&PresetStepTimes::decode);
+    out.rc = CenterResizeCrop(out.image.width, out.image.height, preset.resize_size,
+                              preset.crop_size);
+    out.held = {0, 0, out.image.width, out.image.height};
+    clock.Lap(&PresetStepTimes::window);
+    return out;
+  }
+  const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
+  out.rc = CenterResizeCrop(info.width, info.height, preset.resize_size, preset.crop_size);
+  out.held = ResizeCropSource(out.rc);
+  JpegRegionOptions options;
+  options.crop = CropWindow{out.held.x0, out.held.y0, out.held.x1 - out.held.x0,
+                            out.held.y1 - out.held.y0};
+  clock.Region(options);
+  clock.Lap(&PresetStepTimes::window);
+  out.image = DecodeJpegRegion(encoded, path, options);
+  clock.Lap(&PresetStepTimes::decode);
+  return out;
+}
+
+// The draft-decoded eval preset of a JPEG into `resized` (crop_size square): the crop's
+// box (CenterCropBox) with the pixels its filter reads around it, decoded at the
+// largest DCT scale denominator d whose whole image still spans the Resize size, then
+// the box (its geometry exact, in 1/d pixels) resized as Pillow's resize(box=...) does.
+// Returns false, having done nothing, when d would be 1 (the exact path is as fast).
+bool DraftEval(std::string_view encoded, const std::string& path, const EvalPreset& preset,
+               StepClock& clock, Image* resized) {
+  const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
+  const ResizeCrop rc =
+      CenterResizeCrop(info.width, info.height, preset.resize_size, preset.crop_size);
+  int d = 8;
+  while (d > 1 && (info.width < d * rc.resized_width || info.height < d * rc.resized_height)) {
+    d /= 2;
+  }
+  if (d == 1) return false;
+  const PixelBox box = CenterCropBox(info.width, info.height, preset.resize_size,
+                                     preset.crop_size);
+  ResizeCropSpan span = ResizeCropSource(rc);  // in full-size pixels; widened by 2 of 1/d
+  span = {std::max(span.x0 - 2 * d, 0), std::max(span.y0 - 2 * d, 0),
+          std::min(span.x1 + 2 * d, info.width), std::min(span.y1 + 2 * d, info.height)};
+  JpegRegionOptions options;
+  options.crop = CropWindow{span.x0, span.y0, span.x1 - span.x0, span.y1 - span.y0};
+  options.scale = d;
+  clock.Region(options);
+  clock.Lap(&PresetStepTimes::window);
+  PixelBox part;
+  const Image image = DecodeJpegRegion(encoded, path, options, nullptr, &part);
+  clock.Lap(&PresetStepTimes::decode);
+  const double sx = part.width() / (span.x1 - span.x0), sy = part.height() / (span.y1 - span.y0);
+  const PixelBox in_part = {part.x0 + (box.x0 - span.x0) * sx, part.y0 + (box.y0 - span.y0) * sy,
+                            part.x0 + (box.x1 - span.x0) * sx, part.y0 + (box.y1 - span.y0) * sy};
+  ResizeInto(image.pixels.data(), image.width, image.height, image.row_bytes(), image.channels,
+             in_part, resized->pixels.data(), resized->width, resized->height,
+             resized->row_bytes());
+  return true;
+}
+
+// A size x size x 3 image reused by the thread.
+Image& ThreadOutputImage(int size) {
+  thread_local Image resized;
+  resized.width = size;
+  resized.height = size;
+  resized.channels = 3;
+  resized.pixels.resize(static_cast<size_t>(size) * size * 3);
+  return resized;
 }
 
 // Lays `image` out into `out`, flipped left to right when `mirror`.
@@ -132,12 +229,14 @@ size_t OutputBytes(OutputLayout layout, int size) {
 }
 
 void ApplyTrainPreset(std::string_view encoded, const std::string& path,
-                      const TrainPreset& preset, uint64_t seed, void* out) {
+                      const TrainPreset& preset, uint64_t seed, void* out,
+                      PresetStepTimes* times) {
   CheckSize(preset.size, "ApplyTrainPreset");
+  StepClock clock(times);
   // 1. The window (from the header's size, for JPEGs) and its decode.
   SplitMix64 random(seed);
   const DecodedWindow decoded = DecodeWindow(
-      encoded, path, preset.use_region_decode, preset.size, EdgeMode::kCropThenResize,
+      encoded, path, preset.use_region_decode, preset.size, preset.decode_speed, clock,
       [&](int width, int height) {
         return BoxOf(SampleRandomResizedCrop(width, height, random, preset.scale_min,
                                              preset.scale_max, preset.ratio_min,
@@ -145,25 +244,36 @@ void ApplyTrainPreset(std::string_view encoded, const std::string& path,
       });
   // 2. Resize, jitter, lay out, flipped while laid out (jitter treats every position
   //    alike, so the order of flip and jitter does not matter).
-  thread_local Image resized;
-  ResizeWindow(decoded, EdgeMode::kCropThenResize, preset.size, &resized);
+  Image& resized = ThreadOutputImage(preset.size);
+  ResizeWindow(decoded, preset.size, &resized);
+  clock.Lap(&PresetStepTimes::resize);
   const bool flip = random.Uniform() < preset.flip_probability;
   ColorJitter(&resized, preset.jitter, random);
   WriteOutput(resized, preset.layout, preset.mean, preset.std, flip, out);
+  clock.Lap(&PresetStepTimes::output);
 }
 
 void ApplyEvalPreset(std::string_view encoded, const std::string& path,
-                     const EvalPreset& preset, void* out) {
+                     const EvalPreset& preset, void* out, PresetStepTimes* times) {
   CheckSize(preset.crop_size, "ApplyEvalPreset");
   CheckSize(preset.resize_size, "ApplyEvalPreset");
-  const DecodedWindow decoded = DecodeWindow(
-      encoded, path, preset.use_region_decode, preset.crop_size, EdgeMode::kResizeThenCrop,
-      [&](int width, int height) {
-        return CenterCropBox(width, height, preset.resize_size, preset.crop_size);
-      });
-  thread_local Image resized;
-  ResizeWindow(decoded, EdgeMode::kResizeThenCrop, preset.crop_size, &resized);
+  if (preset.resize_size < preset.crop_size) {
+    throw Error("ApplyEvalPreset: resize_size " + std::to_string(preset.resize_size) +
+                " is smaller than crop_size " + std::to_string(preset.crop_size));
+  }
+  StepClock clock(times);
+  Image& resized = ThreadOutputImage(preset.crop_size);
+  if (!preset.draft_decode || !preset.use_region_decode ||
+      DetectImageFormat(encoded) != ImageFormat::kJpeg ||
+      !DraftEval(encoded, path, preset, clock, &resized)) {
+    const EvalDecode decoded = DecodeForEval(encoded, path, preset, clock);
+    ResizeCropInto(decoded.image.pixels.data(), decoded.held, decoded.image.row_bytes(),
+                   decoded.image.channels, decoded.rc, resized.pixels.data(),
+                   resized.row_bytes());
+  }
+  clock.Lap(&PresetStepTimes::resize);
   WriteOutput(resized, preset.layout, preset.mean, preset.std, /*mirror=*/false, out);
+  clock.Lap(&PresetStepTimes::output);
 }
 
 }  // namespace imgpipe

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "image/jpeg_region_decoder.h"
 #include "image/transforms.h"
 
 namespace imgpipe {
@@ -25,16 +27,30 @@ struct TrainPreset {
   std::array<float, 3> mean = kImageNetMean;
   std::array<float, 3> std = kImageNetStd;
   bool use_region_decode = true;  // crop-window + DCT-scaled decode; off: full decode then crop
+  // The region decode's libjpeg-turbo settings: exact by default (bench/decode_modes_bench
+  // measures the faster ones).
+  JpegSpeed decode_speed;
 };
 
 struct EvalPreset {
-  int resize_size = 256;
+  int resize_size = 256;  // at least crop_size
   int crop_size = 224;
   OutputLayout layout = OutputLayout::kFloat32Nchw;
   std::array<float, 3> mean = kImageNetMean;
   std::array<float, 3> std = kImageNetStd;
+  // JPEGs: decode only the pixels the crop's filters read (exact); off: decode whole.
   bool use_region_decode = true;
+  // JPEGs (with region decode): decode the crop's window at the smallest DCT scale (1/2,
+  // 1/4, 1/8) whose whole image still spans the Resize(resize_size) size, then resize
+  // the crop's box in it, as Pillow's draft mode then resize(box=...): faster on large
+  // photos, not bit-identical (kDraftDecodeDoc). Images under 2 x resize_size: exact.
+  bool draft_decode = false;
 };
+
+// The help text of the draft_decode option (--draft-decode, Loader(draft_decode=...)).
+inline constexpr const char* kDraftDecodeDoc =
+    "Eval preset: decode JPEGs at the smallest DCT scale that still covers the resize "
+    "(Pillow's draft mode); faster on large photos, not bit-identical to torchvision";
 
 // "float32" or "uint8" (the --layout names); Parse throws Error for any other name.
 const char* OutputLayoutName(OutputLayout layout);
@@ -47,12 +63,28 @@ EvalPreset EvalPresetForCrop(int crop_size, OutputLayout layout);
 // Bytes one output image takes in `layout` at size x size.
 size_t OutputBytes(OutputLayout layout, int size);
 
+// CPU seconds of the calling thread that each step of preset calls took, added up
+// (for MeasurePresetCosts).
+struct PresetStepTimes {
+  double window = 0;  // header read and the crop window's geometry
+  double decode = 0;  // the decode (of the window, for JPEGs with region decode)
+  double resize = 0;
+  double output = 0;  // jitter, flip and the layout (normalised float32 or uint8)
+  // The last call's region decode (DecodeJpegRegion's options); unset: a whole decode.
+  std::optional<JpegRegionOptions> region;
+};
+
 // Decodes `encoded` (JPEG fast path; other formats through DecodeImage) and writes one
 // preprocessed size x size image to `out` (OutputBytes bytes). The random choices
-// (window, flip, jitter) come from `seed` alone. Throws DataError for bad images.
+// (window, flip, jitter) come from `seed` alone. Adds its steps' times to `times` if
+// given. Throws DataError for bad images.
 void ApplyTrainPreset(std::string_view encoded, const std::string& path,
-                      const TrainPreset& preset, uint64_t seed, void* out);
+                      const TrainPreset& preset, uint64_t seed, void* out,
+                      PresetStepTimes* times = nullptr);
+// The eval preset computes only the crop's output pixels, with the whole resize's
+// weights: bit-identical to torchvision's Resize + CenterCrop (+ ToTensor + Normalize)
+// on the decoded image unless draft_decode. Throws Error if resize_size < crop_size.
 void ApplyEvalPreset(std::string_view encoded, const std::string& path,
-                     const EvalPreset& preset, void* out);
+                     const EvalPreset& preset, void* out, PresetStepTimes* times = nullptr);
 
 }  // namespace imgpipe

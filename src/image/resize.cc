@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "image/resize_coefficients.h"
@@ -62,18 +64,18 @@ Loops LoopsFor(ResizeKernel kernel) {
 }
 
 // The horizontal pass of the kernel on pixels [begin, out_width), whose loads would
-// pass the end of the row: on a copy of the rows' ends, each padded with zeros (read
-// only with zero weights).
-void RunRowsOnPaddedCopy(const Loops& loops, const RowPass& pass, int in_width, int begin,
+// pass the end of the row (pixel in_end, counted like k.first): on a copy of the rows'
+// ends, each padded with zeros (read only with zero weights).
+void RunRowsOnPaddedCopy(const Loops& loops, const RowPass& pass, int in_end, int begin,
                          int out_width) {
   const int from = pass.k.first[begin];  // first[] never decreases
-  const size_t bytes = static_cast<size_t>(in_width - from) * pass.channels;
+  const size_t bytes = static_cast<size_t>(in_end - from) * pass.channels;
   const size_t stride = bytes + static_cast<size_t>(pass.k.groups) * 4 * pass.channels + 16;
   thread_local std::vector<uint8_t> copy;
   copy.assign(stride * pass.rows, 0);
+  const size_t skip = static_cast<size_t>(from - pass.column_offset) * pass.channels;
   for (int r = 0; r < pass.rows; ++r) {
-    std::copy_n(pass.src + r * pass.src_stride + static_cast<size_t>(from) * pass.channels,
-                bytes, copy.data() + r * stride);
+    std::copy_n(pass.src + r * pass.src_stride + skip, bytes, copy.data() + r * stride);
   }
   loops.rows(RowPass{copy.data(), stride, from, pass.rows, pass.channels, pass.k, pass.dst,
                      pass.dst_stride, begin, out_width});
@@ -81,13 +83,15 @@ void RunRowsOnPaddedCopy(const Loops& loops, const RowPass& pass, int in_width, 
 
 // The horizontal pass over all output pixels, by the kernel's loop (on a padded copy
 // of the rows' ends where its 16-byte loads would pass them), else the portable one.
-void RunRows(const Loops& loops, RowPass pass, int in_width, int out_width) {
+// The rows end at pixel in_end (counted like k.first; pass.src holds them from
+// pass.column_offset).
+void RunRows(const Loops& loops, RowPass pass, int in_end, int out_width) {
   pass.begin = 0;
   pass.end = out_width;
   if (!loops.rows) return resize_internal::RowPassPortable(pass);
-  pass.end = resize_internal::RowSimdEnd(pass.k, in_width, pass.channels, out_width);
+  pass.end = resize_internal::RowSimdEnd(pass.k, in_end, pass.channels, out_width);
   if (pass.end > 0) loops.rows(pass);
-  if (pass.end < out_width) RunRowsOnPaddedCopy(loops, pass, in_width, pass.end, out_width);
+  if (pass.end < out_width) RunRowsOnPaddedCopy(loops, pass, in_end, pass.end, out_width);
 }
 
 void RunColumns(const Loops& loops, const ColumnPass& pass) {
@@ -114,6 +118,37 @@ void CheckArguments(int src_width, int src_height, int channels, const PixelBox&
                 std::to_string(box.y1) + ") of a " + std::to_string(src_width) + "x" +
                 std::to_string(src_height) + "x" + std::to_string(channels) + " image to " +
                 std::to_string(width) + "x" + std::to_string(height));
+  }
+}
+
+// The view of outputs [begin, ...) of `k`.
+resize_internal::CoefficientView Outputs(resize_internal::CoefficientView k, int begin) {
+  k.first += begin;
+  k.count += begin;
+  k.weights += static_cast<size_t>(begin) * k.taps;
+  k.packed += static_cast<size_t>(begin) * k.groups * resize_internal::kGroupInt16;
+  k.pair_words += static_cast<size_t>(begin) * k.pairs * 2;
+  return k;
+}
+
+// The input pixels [first, end) that outputs [0, n) of `k` read.
+std::pair<int, int> InputSpan(const resize_internal::CoefficientView& k, int n) {
+  int end = k.first[0];
+  for (int i = 0; i < n; ++i) end = std::max(end, k.first[i] + k.count[i]);
+  return {k.first[0], end};
+}
+
+// Throws Error unless `rc` is a crop inside a resize of a non-empty image.
+void CheckResizeCrop(const ResizeCrop& rc) {
+  if (rc.full_width < 1 || rc.full_height < 1 || rc.resized_width < 1 ||
+      rc.resized_height < 1 || rc.crop_width < 1 || rc.crop_height < 1 || rc.crop_x < 0 ||
+      rc.crop_y < 0 || rc.crop_x > rc.resized_width - rc.crop_width ||
+      rc.crop_y > rc.resized_height - rc.crop_height) {
+    throw Error("ResizeCrop: cannot crop " + std::to_string(rc.crop_width) + "x" +
+                std::to_string(rc.crop_height) + " at (" + std::to_string(rc.crop_x) + ", " +
+                std::to_string(rc.crop_y) + ") from a " + std::to_string(rc.full_width) + "x" +
+                std::to_string(rc.full_height) + " image resized to " +
+                std::to_string(rc.resized_width) + "x" + std::to_string(rc.resized_height));
   }
 }
 
@@ -240,6 +275,73 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
   ResizeInto(src, src_width, src_height, src_stride, channels,
              PixelBox{0, 0, static_cast<double>(src_width), static_cast<double>(src_height)},
              dst, width, height, dst_stride);
+}
+
+ResizeCropSpan ResizeCropSource(const ResizeCrop& rc) {
+  CheckResizeCrop(rc);
+  const auto kh = resize_internal::CoefficientsFor(rc.full_width, 0, rc.full_width,
+                                                   rc.resized_width);
+  const auto kv = resize_internal::CoefficientsFor(rc.full_height, 0, rc.full_height,
+                                                   rc.resized_height);
+  ResizeCropSpan span;
+  std::tie(span.x0, span.x1) = rc.resized_width == rc.full_width
+                                   ? std::pair<int, int>{rc.crop_x, rc.crop_x + rc.crop_width}
+                                   : InputSpan(Outputs(kh->View(), rc.crop_x), rc.crop_width);
+  std::tie(span.y0, span.y1) = rc.resized_height == rc.full_height
+                                   ? std::pair<int, int>{rc.crop_y, rc.crop_y + rc.crop_height}
+                                   : InputSpan(Outputs(kv->View(), rc.crop_y), rc.crop_height);
+  return span;
+}
+
+void ResizeCropInto(const uint8_t* src, const ResizeCropSpan& held, size_t src_stride,
+                    int channels, const ResizeCrop& rc, uint8_t* dst, size_t dst_stride) {
+  // 1. Check that `src` holds what the crop's filters read.
+  const ResizeCropSpan need = ResizeCropSource(rc);
+  if (channels < 1 || channels > 4 || need.x0 < held.x0 || need.x1 > held.x1 ||
+      need.y0 < held.y0 || need.y1 > held.y1) {
+    throw Error("ResizeCropInto: the source holds pixels [" + std::to_string(held.x0) + ", " +
+                std::to_string(held.x1) + ") x [" + std::to_string(held.y0) + ", " +
+                std::to_string(held.y1) + ") but the crop reads [" + std::to_string(need.x0) +
+                ", " + std::to_string(need.x1) + ") x [" + std::to_string(need.y0) + ", " +
+                std::to_string(need.y1) + ")");
+  }
+  const Loops loops = LoopsFor(ActiveResizeKernel());
+  const size_t out_row_bytes = static_cast<size_t>(rc.crop_width) * channels;
+  const bool horizontal = rc.resized_width != rc.full_width;
+  const bool vertical = rc.resized_height != rc.full_height;
+  const auto kv = resize_internal::CoefficientsFor(rc.full_height, 0, rc.full_height,
+                                                   rc.resized_height);
+  const auto kh = resize_internal::CoefficientsFor(rc.full_width, 0, rc.full_width,
+                                                   rc.resized_width);
+  const auto rows_at = [&](int y) { return src + static_cast<size_t>(y - held.y0) * src_stride; };
+  // 2. The horizontal pass over the rows the vertical pass reads (into a buffer reused
+  //    by the thread), or straight into dst without one; none: the crop's columns.
+  thread_local std::vector<uint8_t> temp;
+  const uint8_t* rows = rows_at(need.y0) + static_cast<size_t>(rc.crop_x - held.x0) * channels;
+  size_t rows_stride = src_stride;
+  if (horizontal) {
+    uint8_t* out = dst;
+    rows_stride = dst_stride;
+    if (vertical) {
+      temp.resize(static_cast<size_t>(need.y1 - need.y0) * out_row_bytes);
+      out = temp.data();
+      rows_stride = out_row_bytes;
+    }
+    RunRows(loops,
+            RowPass{rows_at(need.y0), src_stride, held.x0, need.y1 - need.y0, channels,
+                    Outputs(kh->View(), rc.crop_x), out, rows_stride, 0, 0},
+            held.x1, rc.crop_width);
+    rows = out;
+  }
+  // 3. The vertical pass, or the rows as they are.
+  if (vertical) {
+    RunColumns(loops, ColumnPass{rows, rows_stride, need.y0, Outputs(kv->View(), rc.crop_y), dst,
+                                 dst_stride, rc.crop_height, out_row_bytes});
+  } else if (!horizontal) {
+    for (int y = 0; y < rc.crop_height; ++y) {
+      std::copy_n(rows + y * rows_stride, out_row_bytes, dst + y * dst_stride);
+    }
+  }
 }
 
 Image Resize(const Image& src, const PixelBox& box, int width, int height) {

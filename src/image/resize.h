@@ -26,6 +26,31 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
                 int channels, const PixelBox& box, uint8_t* dst, int width, int height,
                 size_t dst_stride);
 
+// A crop of a resized image: the full_width x full_height image resized to
+// resized_width x resized_height, then the crop_width x crop_height pixels at
+// (crop_x, crop_y) of that (torchvision's Resize then CenterCrop).
+struct ResizeCrop {
+  int full_width = 0, full_height = 0;
+  int resized_width = 0, resized_height = 0;
+  int crop_x = 0, crop_y = 0, crop_width = 0, crop_height = 0;
+};
+
+// Pixels [x0, x1) x [y0, y1) of an image.
+struct ResizeCropSpan {
+  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+// The pixels of the full image that the crop's outputs read. Throws Error unless the
+// crop lies inside the resized image and all sizes are positive.
+ResizeCropSpan ResizeCropSource(const ResizeCrop& rc);
+
+// Computes only the crop's pixels of the resize, with the whole resize's weights: the
+// same bytes as Resize(image, resized_width, resized_height) then the crop. `src` holds
+// the pixels `held` of the full image (row held.y0's pixel held.x0 first), which must
+// include ResizeCropSource(rc); otherwise throws Error. `dst` gets crop_height rows.
+void ResizeCropInto(const uint8_t* src, const ResizeCropSpan& held, size_t src_stride,
+                    int channels, const ResizeCrop& rc, uint8_t* dst, size_t dst_stride);
+
 // The implementations of the resize loops; all give the same bytes.
 enum class ResizeKernel { kAuto, kPortable, kSse41, kAvx2, kAvx512 };
 

@@ -119,6 +119,46 @@ TEST(ResizeTest, BadArgumentsAreErrors) {
   EXPECT_THROW(Resize(five, 2, 2), Error);
 }
 
+// ResizeCropInto gives the bytes of Resize then a crop, from any held part of the image
+// that covers what the crop reads, with every kernel; and refuses a part that does not.
+TEST(ResizeTest, ResizeCropMatchesResizeThenCrop) {
+  const Image src = GradientImage(301, 203, 3);
+  const std::vector<ResizeCrop> crops = {
+      {301, 203, 150, 101, 20, 7, 97, 80},   // both axes shrink
+      {301, 203, 301, 150, 33, 40, 200, 64},  // only vertical
+      {301, 203, 120, 203, 5, 50, 100, 60},   // only horizontal
+      {301, 203, 301, 203, 9, 9, 30, 20},     // neither
+      {301, 203, 640, 431, 100, 200, 224, 224},  // upscale
+      {301, 203, 37, 25, 0, 0, 37, 25}};     // the whole resize
+  for (ResizeKernel kernel : AvailableResizeKernels()) {
+    ScopedResizeKernel scoped(kernel);
+    for (const ResizeCrop& rc : crops) {
+      SCOPED_TRACE(std::string(ResizeKernelName(kernel)) + " crop at " +
+                   std::to_string(rc.crop_x) + "," + std::to_string(rc.crop_y));
+      const Image expected = CropImage(Resize(src, rc.resized_width, rc.resized_height),
+                                       rc.crop_x, rc.crop_y, rc.crop_width, rc.crop_height);
+      const ResizeCropSpan need = ResizeCropSource(rc);
+      // Held: the whole image, then exactly what the crop reads.
+      for (const ResizeCropSpan& held : {ResizeCropSpan{0, 0, 301, 203}, need}) {
+        const Image part = CropImage(src, held.x0, held.y0, held.x1 - held.x0, held.y1 - held.y0);
+        Image out = Constant(rc.crop_width, rc.crop_height, 3, 7);
+        ResizeCropInto(part.pixels.data(), held, part.row_bytes(), 3, rc, out.pixels.data(),
+                       out.row_bytes());
+        EXPECT_EQ(out.pixels, expected.pixels);
+      }
+      if (need.x0 > 0) {
+        const ResizeCropSpan short_of{need.x0 + 1, need.y0, need.x1, need.y1};
+        Image out = Constant(rc.crop_width, rc.crop_height, 3, 7);
+        EXPECT_THROW(ResizeCropInto(src.pixels.data(), short_of, src.row_bytes(), 3, rc,
+                                    out.pixels.data(), out.row_bytes()),
+                     Error);
+      }
+    }
+  }
+  EXPECT_THROW(ResizeCropSource(ResizeCrop{301, 203, 150, 101, 100, 0, 97, 80}), Error);
+  EXPECT_THROW(ResizeCropSource(ResizeCrop{0, 203, 150, 101, 0, 0, 97, 80}), Error);
+}
+
 // One comparison with Pillow: an input, a box and an output size.
 struct PilCase {
   std::string name;

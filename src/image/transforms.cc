@@ -105,23 +105,33 @@ CropWindow CenterCropWindow(int width, int height, int resize_size, int crop_siz
   return {PyRound((width - side) / 2.0), PyRound((height - side) / 2.0), side, side};
 }
 
-PixelBox CenterCropBox(int width, int height, int resize_size, int crop_size) {
+ResizeCrop CenterResizeCrop(int width, int height, int resize_size, int crop_size) {
   CenterCropWindow(width, height, resize_size, crop_size);  // checks the arguments
   // 1. torchvision's Resize(resize_size): the shorter side to resize_size, the longer
   //    in proportion, truncated.
   const bool wide = width > height;
   const int shorter = wide ? height : width, longer = wide ? width : height;
   const int resized_long = static_cast<int>(static_cast<double>(resize_size) * longer / shorter);
-  const int resized_width = wide ? resized_long : resize_size;
-  const int resized_height = wide ? resize_size : resized_long;
-  // 2. CenterCrop(crop_size) there, mapped back to the original image.
-  const int crop_width = std::min(crop_size, resized_width);
-  const int crop_height = std::min(crop_size, resized_height);
-  const int left = PyRound((resized_width - crop_width) / 2.0);
-  const int top = PyRound((resized_height - crop_height) / 2.0);
-  const double sx = static_cast<double>(width) / resized_width;
-  const double sy = static_cast<double>(height) / resized_height;
-  return {left * sx, top * sy, (left + crop_width) * sx, (top + crop_height) * sy};
+  ResizeCrop rc;
+  rc.full_width = width;
+  rc.full_height = height;
+  rc.resized_width = wide ? resized_long : resize_size;
+  rc.resized_height = wide ? resize_size : resized_long;
+  // 2. CenterCrop(crop_size) there.
+  rc.crop_width = std::min(crop_size, rc.resized_width);
+  rc.crop_height = std::min(crop_size, rc.resized_height);
+  rc.crop_x = PyRound((rc.resized_width - rc.crop_width) / 2.0);
+  rc.crop_y = PyRound((rc.resized_height - rc.crop_height) / 2.0);
+  return rc;
+}
+
+PixelBox CenterCropBox(int width, int height, int resize_size, int crop_size) {
+  const ResizeCrop rc = CenterResizeCrop(width, height, resize_size, crop_size);
+  // The crop mapped back to the original image.
+  const double sx = static_cast<double>(width) / rc.resized_width;
+  const double sy = static_cast<double>(height) / rc.resized_height;
+  return {rc.crop_x * sx, rc.crop_y * sy, (rc.crop_x + rc.crop_width) * sx,
+          (rc.crop_y + rc.crop_height) * sy};
 }
 
 void HorizontalFlip(Image* image) {

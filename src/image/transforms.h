@@ -6,6 +6,7 @@
 
 #include "image/image.h"
 #include "image/jpeg_region_decoder.h"
+#include "image/resize.h"
 #include "util/random.h"
 
 namespace imgpipe {
@@ -27,6 +28,11 @@ CropWindow CenterCropWindow(int width, int height, int resize_size, int crop_siz
 // what Resize + CenterCrop give on the whole image. A crop larger than the resized
 // image takes all of that axis (torchvision would pad).
 PixelBox CenterCropBox(int width, int height, int resize_size, int crop_size);
+
+// The same geometry in resized pixels: torchvision's Resize(resize_size) size (the
+// longer side truncated) and the centre crop in it (its offset rounded; a crop larger
+// than the resized image takes all of that axis). Throws Error on non-positive sizes.
+ResizeCrop CenterResizeCrop(int width, int height, int resize_size, int crop_size);
 
 void HorizontalFlip(Image* image);
 
