@@ -245,15 +245,6 @@ int64_t Int64Of(const Example& e, const char* key) {
   return v.value_or(-1);
 }
 
-// Mean absolute difference of two images of one size, per sample.
-double MeanAbsDiff(const Image& a, const Image& b) {
-  EXPECT_EQ(a.pixels.size(), b.pixels.size());
-  if (a.pixels.size() != b.pixels.size() || a.pixels.empty()) return 1e9;
-  double sum = 0;
-  for (size_t i = 0; i < a.pixels.size(); ++i) sum += std::abs(a.pixels[i] - b.pixels[i]);
-  return sum / a.pixels.size();
-}
-
 // Checks one record of a --max-resolution conversion against its input file: stored as
 // it is within the limit; else resized (antialiased, = Pillow) to the limit on its
 // longer side and re-encoded. Returns whether it was resized.
