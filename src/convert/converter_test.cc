@@ -250,7 +250,9 @@ int64_t Int64Of(const Example& e, const char* key) {
 // longer side and re-encoded. Returns whether it was resized.
 bool CheckMaxResolutionRecord(const Example& e, const std::string& input_path, int limit) {
   std::string original = ReadFile(input_path);
-  Image decoded = DecodeImage(original, input_path);  // EXIF orientation applied
+  DecodeOptions gray_or_rgb;
+  gray_or_rgb.channels = ReadImageInfo(original, input_path).channels == 1 ? 1 : 3;
+  Image decoded = DecodeImage(original, input_path, gray_or_rgb);  // EXIF orientation applied
   std::string_view stored = *GetBytesFeature(e.features(), image_keys::kEncoded);
   ImageInfo stored_info = ReadImageInfo(stored, "stored");
   EXPECT_EQ(Int64Of(e, image_keys::kHeight), stored_info.height) << input_path;
@@ -270,9 +272,11 @@ bool CheckMaxResolutionRecord(const Example& e, const std::string& input_path, i
   double expected_width = static_cast<double>(decoded.width) * limit /
                           std::max(decoded.width, decoded.height);
   EXPECT_LE(std::abs(stored_info.width - expected_width), 0.5 + 1e-9) << input_path;
-  // The pixels: the resize of the whole input, up to JPEG's loss at quality 95.
+  // The bytes: the antialiased resize of the whole input, encoded at the default
+  // quality; decoded, close to the resize (4:2:0 chroma costs up to 3.5 on these photos).
   Image resized = Resize(decoded, stored_info.width, stored_info.height);
-  EXPECT_LT(MeanAbsDiff(DecodeImage(stored, "stored"), resized), 2.0) << input_path;
+  EXPECT_TRUE(stored == EncodeJpeg(resized, ImageExampleOptions().jpeg_quality)) << input_path;
+  EXPECT_LT(MeanAbsDiff(DecodeImage(stored, "stored"), resized), 4.0) << input_path;
   return true;
 }
 

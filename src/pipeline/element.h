@@ -30,7 +30,7 @@ struct Record {
   // CRC32C of `data` when the source has checked it (a TFRecord record's data CRC), so
   // that saving the record by reference does not compute it again; set it only
   // together with `data`, and clear it when changing `data`.
-  std::optional<uint32_t> data_crc;
+  std::optional<uint32_t> data_crc = std::nullopt;
 };
 
 // One preprocessed image: `bytes()` bytes of pixels in a pooled buffer, and its label.

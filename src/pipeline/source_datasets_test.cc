@@ -194,7 +194,9 @@ void ExpectCheckedCrcs(const std::vector<Record>& records) {
     Record decoded = ElementCodec<Record>::Decode(decoder);
     EXPECT_EQ(decoded.data, r.data);
     // By reference (plain files) it is re-read and checked; by value (GZIP) it is not.
-    if (r.origin == RecordOrigin::kTfRecord) EXPECT_EQ(decoded.data_crc, r.data_crc);
+    if (r.origin == RecordOrigin::kTfRecord) {
+      EXPECT_EQ(decoded.data_crc, r.data_crc);
+    }
   }
 }
 
