@@ -20,8 +20,10 @@ import tempfile
 
 
 def run_json(args):
-    out = subprocess.run(args, check=True, stdout=subprocess.PIPE, text=True).stdout
-    return json.loads(out)
+    done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
+    return json.loads(done.stdout)
 
 
 def main():
