@@ -9,11 +9,16 @@ seconds=${BENCH_SECONDS:-10}
 work=$(mktemp -d "${TMPDIR:-/tmp}/imgpipe-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-echo "== TFRecord read with CRC checks"
-"$build/bench/record_read_bench" 512 "$work"
+echo "== TFRecord read with CRC checks; per record on shards of the photos (before vs now)"
+"$imgpipe" convert --input "$here/../../shared/testdata/images/photos-by-class" \
+  --output "$work/photo-shards" --min-shards 4 >/dev/null
+"$build/bench/record_read_bench" 512 "$work" "$work"/photo-shards/*.tfrecord
 echo
 echo "== Convert against cp"
 "$here/convert_bench.sh" "$imgpipe"
+echo
+echo "== convert --max-resolution: the train pipeline on the photos stored smaller"
+/usr/bin/python3 "$here/max_resolution_bench.py" "$imgpipe" --seconds 5
 echo
 echo "== Resize kernels: portable vs SSE4.1 vs AVX2 vs AVX-512 (one thread, real photos)"
 "$build/bench/resize_bench" 7

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/cli_test_util.h"
+#include "image/codec.h"
 #include "util/file.h"
 #include "util/unprivileged_test_util.h"
 
@@ -297,6 +298,50 @@ TEST(Convert, ShardsDecodeWithTensorFlowsFieldNumbers) {
     EXPECT_EQ(filename.substr(0, filename.find('/')), text(r["image/class/text"]));
     EXPECT_EQ(text(r["image/class/text"]), label == 0 ? "class_000" : "class_001");
   }
+}
+
+// --max-resolution through the binary, with --verify decode: every photo-by-class photo
+// (640 px and wider) stored at 320 px on its longer side; the records decode with
+// protobuf in Python (TensorFlow's field numbers) and hold the original size.
+TEST(Convert, MaxResolutionShardsDecodeWithProtobuf) {
+  std::string dir = FreshDir("max_resolution");
+  Result convert = RunImgpipe({"convert", "--input", kTestData + "/images/photos-by-class",
+                               "--output", dir + "/out", "--max-resolution", "320",
+                               "--verify", "decode", "--min-shards", "3", "--json"});
+  ASSERT_EQ(convert.status, 0) << convert.err;
+  auto summary = nlohmann::json::parse(convert.out);
+  EXPECT_EQ(summary["written"], 47);
+  std::string script = std::string(IMGPIPE_SOURCE_DIR) + "/src/record/testdata_check_example.py";
+  int records = 0;
+  for (auto& shard : summary["shards"]) {
+    std::string path = dir + "/out/" + shard["file"].get<std::string>();
+    std::string json_path = path + ".decoded.json";
+    ASSERT_EQ(std::system(("/usr/bin/python3 '" + script + "' '" + path + "' > '" + json_path + "'").c_str()), 0);
+    for (auto& r : nlohmann::json::parse(ReadFile(json_path))) {
+      ++records;
+      std::string hex = r["image/encoded"]["values"][0].get<std::string>(), jpeg;
+      for (size_t i = 0; i + 1 < hex.size(); i += 2) jpeg += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+      ImageInfo info = ReadImageInfo(jpeg, path);
+      int64_t height = r["image/height"]["values"][0], width = r["image/width"]["values"][0];
+      EXPECT_EQ(height, info.height);
+      EXPECT_EQ(width, info.width);
+      EXPECT_EQ(std::max(height, width), 320);
+      EXPECT_EQ(r["image/original_height"]["kind"], "int64");
+      int64_t original_height = r["image/original_height"]["values"][0];
+      int64_t original_width = r["image/original_width"]["values"][0];
+      EXPECT_GE(std::max(original_height, original_width), 640);
+      // The same shape: the stored width is the original's scaled, within rounding.
+      double scale = 320.0 / std::max(original_height, original_width);
+      EXPECT_LE(std::abs(width - original_width * scale), 0.5 + 1e-9);
+      EXPECT_LE(std::abs(height - original_height * scale), 0.5 + 1e-9);
+    }
+  }
+  EXPECT_EQ(records, 47);
+  // The pipeline reads them (train preset, a short run).
+  Result bench = RunImgpipe({"bench", "--data", dir + "/out", "--seconds", "1", "--warmup", "0",
+                             "--threads", "1", "--json"});
+  ASSERT_EQ(bench.status, 0) << bench.err;
+  EXPECT_GT(nlohmann::json::parse(bench.out)["images_per_s"].get<double>(), 0);
 }
 
 // imgpipe bench --json: the documented fields, and --layout sets the output's bytes per

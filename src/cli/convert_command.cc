@@ -87,6 +87,10 @@ void AddConvertCommand(CLI::App& app) {
       ->capture_default_str()->check(CLI::IsMember({"reencode", "reject"}));
   cmd->add_option("--jpeg-quality", o.image.jpeg_quality, "Quality of re-encoded JPEGs")
       ->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--max-resolution", o.image.max_resolution,
+                  "Resize images whose longer side exceeds N to that longer side (FFCV's "
+                  "max_resolution; 0: store every image at its size)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-pixels", o.image.max_pixels,
                   "Reject images with more pixels (decompression bombs)")
       ->capture_default_str();

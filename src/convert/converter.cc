@@ -8,7 +8,9 @@
 #include <future>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "record/image_feature_keys.h"
 #include "record/index.h"
 #include "record/tfrecord_writer.h"
 #include "util/error.h"
@@ -55,7 +57,7 @@ json PlanDocument(const ConvertOptions& options, const InputList& inputs,
   for (const PlannedShard& s : plan.shards) shards.push_back(s.file_name);
   char fingerprint[17];
   std::snprintf(fingerprint, sizeof(fingerprint), "%016llx", static_cast<unsigned long long>(h));
-  return json{{"input", options.input},
+  json doc{{"input", options.input},
               {"inputs", inputs.images.size()},
               {"input_fingerprint", fingerprint},
               {"classes", inputs.class_names},
@@ -68,6 +70,34 @@ json PlanDocument(const ConvertOptions& options, const InputList& inputs,
               {"jpeg_quality", options.image.jpeg_quality},
               {"max_pixels", options.image.max_pixels},
               {"shards", shards}};
+  // Only when set, so that conversions begun before the option existed still resume.
+  if (options.image.max_resolution > 0) doc["max_resolution"] = options.image.max_resolution;
+  return doc;
+}
+
+// "key (A there, B now), ..." for each top-level key whose value differs between the
+// plan in the output folder and this run's; lists and objects are not spelled out.
+std::string PlanDifferences(const json& there, const json& now) {
+  auto shown = [](const json& doc, const std::string& key) -> std::string {
+    if (!doc.contains(key)) return "unset";
+    const json& v = doc.at(key);
+    return v.is_structured() ? "another list" : v.dump();
+  };
+  std::set<std::string> keys;
+  for (const json* doc : {&there, &now}) {
+    if (!doc->is_object()) continue;
+    for (auto it = doc->begin(); it != doc->end(); ++it) keys.insert(it.key());
+  }
+  std::string out;
+  for (const std::string& key : keys) {
+    if (there.is_object() && there.contains(key) && now.contains(key) && there[key] == now[key]) {
+      continue;
+    }
+    if (!out.empty()) out += ", ";
+    out += key + " (" + (there.is_object() ? shown(there, key) : "unreadable") + " there, " +
+           shown(now, key) + " now)";
+  }
+  return out;
 }
 
 // Records plan.json, or checks that the one already there is the same plan.
@@ -76,8 +106,9 @@ void CheckOrWritePlan(const std::string& output, const json& plan_doc) {
   if (PathExists(path)) {
     json existing = json::parse(ReadFile(path), nullptr, false);
     if (existing != plan_doc) {
-      throw Error(output + ": holds a conversion with a different plan (other input, "
-                  "options or seed; see " + path + "); use a new --output folder");
+      throw Error(output + ": holds a conversion with a different plan: " +
+                  PlanDifferences(existing, plan_doc) + " (see " + path +
+                  "); use a new --output folder, or the options it was begun with");
     }
     return;
   }
@@ -225,10 +256,15 @@ void WriteDatasetFiles(const std::string& output, const InputList& inputs,
                 std::to_string(rejected) + ") != inputs (" +
                 std::to_string(inputs.images.size()) + ")");
   }
+  json keys = json::array({image_keys::kEncoded, image_keys::kFormat, image_keys::kLabel,
+               image_keys::kClassText, image_keys::kHeight, image_keys::kWidth,
+               image_keys::kChannels, image_keys::kColorspace, image_keys::kFilename});
+  if (plan_doc.contains("max_resolution")) {
+    keys.push_back(image_keys::kOriginalHeight);
+    keys.push_back(image_keys::kOriginalWidth);
+  }
   json dataset{{"format", "tfrecord"},
-               {"example_keys", {"image/encoded", "image/format", "image/class/label",
-                                 "image/class/text", "image/height", "image/width",
-                                 "image/channels", "image/colorspace", "image/filename"}},
+               {"example_keys", keys},
                {"inputs", inputs.images.size()},
                {"written", written},
                {"rejected", rejected},

@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "image/codec.h"
+#include "image/image_test_util.h"
+#include "image/resize.h"
 #include "record/example.h"
 #include "record/image_feature_keys.h"
 #include "record/index.h"
@@ -222,6 +225,170 @@ TEST(RunConvert, WorkersSplitTheShards) {
               ReadFile(JoinPath(single_dir, s.file_name)))
         << s.file_name;
   }
+}
+
+// Every record of a finished conversion's shards, parsed.
+std::vector<Example> ReadAllRecords(const std::string& output, const ConvertSummary& summary) {
+  std::vector<Example> out;
+  for (const ShardSummary& s : summary.shards) {
+    std::string path = JoinPath(output, s.file_name);
+    TfRecordReader reader(path);
+    std::string data;
+    while (reader.Next(&data)) out.push_back(ParseExample(data, path, reader.record_offset()));
+  }
+  return out;
+}
+
+int64_t Int64Of(const Example& e, const char* key) {
+  std::optional<int64_t> v = GetInt64Feature(e.features(), key);
+  EXPECT_TRUE(v.has_value()) << key;
+  return v.value_or(-1);
+}
+
+// Checks one record of a --max-resolution conversion against its input file: stored as
+// it is within the limit; else resized (antialiased, = Pillow) to the limit on its
+// longer side and re-encoded. Returns whether it was resized.
+bool CheckMaxResolutionRecord(const Example& e, const std::string& input_path, int limit) {
+  std::string original = ReadFile(input_path);
+  DecodeOptions gray_or_rgb;
+  gray_or_rgb.channels = ReadImageInfo(original, input_path).channels == 1 ? 1 : 3;
+  Image decoded = DecodeImage(original, input_path, gray_or_rgb);  // EXIF orientation applied
+  std::string_view stored = *GetBytesFeature(e.features(), image_keys::kEncoded);
+  ImageInfo stored_info = ReadImageInfo(stored, "stored");
+  EXPECT_EQ(Int64Of(e, image_keys::kHeight), stored_info.height) << input_path;
+  EXPECT_EQ(Int64Of(e, image_keys::kWidth), stored_info.width) << input_path;
+  if (std::max(decoded.width, decoded.height) <= limit) {
+    EXPECT_TRUE(stored == original) << input_path << ": not stored byte for byte";
+    ImageInfo info = ReadImageInfo(original, input_path);
+    EXPECT_EQ(Int64Of(e, image_keys::kOriginalHeight), info.height) << input_path;
+    EXPECT_EQ(Int64Of(e, image_keys::kOriginalWidth), info.width) << input_path;
+    return false;
+  }
+  EXPECT_EQ(stored_info.orientation, 1) << input_path;
+  EXPECT_EQ(std::max(stored_info.width, stored_info.height), limit) << input_path;
+  EXPECT_EQ(Int64Of(e, image_keys::kOriginalHeight), decoded.height) << input_path;
+  EXPECT_EQ(Int64Of(e, image_keys::kOriginalWidth), decoded.width) << input_path;
+  // The same aspect ratio, within the rounding of the shorter side.
+  double expected_width = static_cast<double>(decoded.width) * limit /
+                          std::max(decoded.width, decoded.height);
+  EXPECT_LE(std::abs(stored_info.width - expected_width), 0.5 + 1e-9) << input_path;
+  // The bytes: the antialiased resize of the whole input, encoded at the default
+  // quality; decoded, close to the resize (4:2:0 chroma costs up to 3.5 on these photos).
+  Image resized = Resize(decoded, stored_info.width, stored_info.height);
+  EXPECT_TRUE(stored == EncodeJpeg(resized, ImageExampleOptions().jpeg_quality)) << input_path;
+  EXPECT_LT(MeanAbsDiff(DecodeImage(stored, "stored"), resized), 4.0) << input_path;
+  return true;
+}
+
+// photos-by-class (640 to 1920 px wide) at --max-resolution 640: the 640 px photos are
+// kept byte for byte, the larger ones resized; --verify decode passes.
+TEST(RunConvert, MaxResolutionResizesLargerPhotosAndKeepsSmallerOnes) {
+  const int limit = 640;
+  ConvertOptions options;
+  options.input = kTestData + "/images/photos-by-class";
+  options.output = FreshDir("max_resolution");
+  options.plan.min_shards = 3;
+  options.image.verify = VerifyMode::kDecode;
+  options.image.max_resolution = limit;
+  ConvertSummary summary = RunConvert(options);
+  ASSERT_TRUE(summary.complete);
+  EXPECT_EQ(summary.rejected, 0u);
+  std::vector<Example> records = ReadAllRecords(options.output, summary);
+  ASSERT_EQ(records.size(), summary.written);
+  int resized = 0;
+  for (const Example& e : records) {
+    std::string name(*GetBytesFeature(e.features(), image_keys::kFilename));
+    resized += CheckMaxResolutionRecord(e, JoinPath(options.input, name), limit);
+  }
+  EXPECT_GT(resized, 0);
+  EXPECT_LT(resized, static_cast<int>(records.size()));
+  auto dataset = nlohmann::json::parse(ReadFile(JoinPath(options.output, "dataset.json")));
+  EXPECT_EQ(dataset["options"]["max_resolution"], limit);
+  EXPECT_NE(dataset["example_keys"].dump().find(image_keys::kOriginalWidth), std::string::npos);
+}
+
+// A photo given EXIF orientation 6 (turn 90 degrees) at test time: resized as displayed
+// (the stored JPEG has no orientation, its size is the turned one); a small one with
+// orientation 6 is kept as it is, orientation included.
+TEST(RunConvert, MaxResolutionAppliesExifOrientationFirst) {
+  std::string input = FreshDir("orientation_in");
+  std::string photos = kTestData + "/images/photos-by-class";
+  std::string large, small;
+  for (const std::string& cls : ListDirectory(photos)) {
+    if (!IsDirectory(JoinPath(photos, cls))) continue;
+    for (const std::string& f : ListDirectory(JoinPath(photos, cls))) {
+      std::string path = JoinPath(JoinPath(photos, cls), f);
+      ImageInfo info = ReadImageInfo(ReadFile(path), path);
+      if (info.width > info.height && info.width > 1000 && large.empty()) large = path;
+      if (std::max(info.width, info.height) <= 640 && small.empty()) small = path;
+    }
+  }
+  ASSERT_FALSE(large.empty() || small.empty());
+  MakeDirectories(input + "/a");
+  WriteFileAtomic(input + "/a/large.jpg", WithExifOrientation(ReadFile(large), 6));
+  WriteFileAtomic(input + "/a/small.jpg", WithExifOrientation(ReadFile(small), 6));
+  ConvertOptions options;
+  options.input = input;
+  options.output = FreshDir("orientation_out");
+  options.image.max_resolution = 640;
+  ConvertSummary summary = RunConvert(options);
+  ASSERT_EQ(summary.written, 2u);
+  int resized = 0;
+  for (const Example& e : ReadAllRecords(options.output, summary)) {
+    std::string name(*GetBytesFeature(e.features(), image_keys::kFilename));
+    resized += CheckMaxResolutionRecord(e, JoinPath(input, name), 640);
+    if (name == "a/large.jpg") {
+      EXPECT_GT(Int64Of(e, image_keys::kHeight), Int64Of(e, image_keys::kWidth)) << "not turned";
+    } else {
+      EXPECT_EQ(ReadImageInfo(*GetBytesFeature(e.features(), image_keys::kEncoded), name).orientation, 6);
+    }
+  }
+  EXPECT_EQ(resized, 1);
+}
+
+// --max-resolution is part of the plan: workers and resumed runs must agree on it, and a
+// run that does not is refused naming the option and both values.
+TEST(RunConvert, ResumeWithAnotherMaxResolutionIsRefusedWithTheReason) {
+  ConvertOptions options;
+  options.input = kTestData + "/images/photos-by-class";
+  options.output = FreshDir("max_resolution_resume");
+  options.plan.min_shards = 4;
+  options.image.max_resolution = 512;
+  options.num_workers = 2;
+  options.worker = 0;
+  ConvertSummary first = RunConvert(options);
+  EXPECT_FALSE(first.complete);
+  auto refused_with = [&](const std::string& expected) {
+    try {
+      RunConvert(options);
+      ADD_FAILURE() << "not refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  options.worker = 1;
+  options.image.max_resolution = 256;
+  refused_with("max_resolution (512 there, 256 now)");
+  options.image.max_resolution = 0;
+  refused_with("max_resolution (512 there, unset now)");
+  options.resume = true;
+  refused_with("max_resolution (512 there, unset now)");
+  options.image.max_resolution = 512;
+  ConvertSummary rest = RunConvert(options);
+  EXPECT_TRUE(rest.complete);
+  EXPECT_EQ(rest.rejected, 0u);
+  for (const Example& e : ReadAllRecords(options.output, rest)) {
+    EXPECT_LE(std::max(Int64Of(e, image_keys::kHeight), Int64Of(e, image_keys::kWidth)), 512);
+  }
+}
+
+TEST(StoredSize, CapsTheLongerSideAndRoundsTheShorter) {
+  EXPECT_EQ(StoredSize(1920, 1080, 0), (ImageSize{1920, 1080}));
+  EXPECT_EQ(StoredSize(640, 427, 640), (ImageSize{640, 427}));
+  EXPECT_EQ(StoredSize(1280, 853, 640), (ImageSize{640, 427}));   // 426.5 rounds up
+  EXPECT_EQ(StoredSize(853, 1280, 256), (ImageSize{171, 256}));   // 170.6
+  EXPECT_EQ(StoredSize(5000, 3, 256), (ImageSize{256, 1}));       // at least 1 pixel
+  EXPECT_EQ(StoredSize(300, 300, 256), (ImageSize{256, 256}));
 }
 
 // Damaged inputs through a manifest, converted by an unprivileged process (so that the

@@ -1,5 +1,8 @@
 #include "convert/image_example.h"
 
+#include <algorithm>
+
+#include "image/resize.h"
 #include "record/example.h"
 #include "record/image_feature_keys.h"
 #include "util/error.h"
@@ -27,46 +30,80 @@ const char* NonJpegPolicyName(NonJpegPolicy policy) {
   return policy == NonJpegPolicy::kReencode ? "reencode" : "reject";
 }
 
+ImageSize StoredSize(int width, int height, int max_resolution) {
+  int longer = std::max(width, height);
+  if (max_resolution <= 0 || longer <= max_resolution) return {width, height};
+  auto scaled = [&](int side) {
+    return std::max(1, static_cast<int>((static_cast<int64_t>(side) * max_resolution * 2 + longer) /
+                                        (2 * static_cast<int64_t>(longer))));
+  };
+  return width >= height ? ImageSize{max_resolution, scaled(height)}
+                         : ImageSize{scaled(width), max_resolution};
+}
+
+namespace {
+
+// An image as it goes into a record: the encoded bytes, what its header says, and the
+// input's size in the same orientation.
+struct StoredImage {
+  std::string bytes;
+  ImageInfo info;
+  ImageSize original;
+};
+
+// Reads and checks `path`; keeps a JPEG within options.max_resolution as it is and
+// re-encodes the rest (other formats; larger JPEGs, resized). Throws as MakeImageExample.
+StoredImage ReadStoredImage(const std::string& path, const ImageExampleOptions& options) {
+  StoredImage out;
+  out.bytes = ReadFile(path);
+  out.info = ReadImageInfo(out.bytes, path, options.max_pixels);
+  out.original = {out.info.width, out.info.height};
+  const bool jpeg = out.info.format == ImageFormat::kJpeg;
+  const bool resize = StoredSize(out.info.width, out.info.height, options.max_resolution) !=
+                      out.original;
+  if (!jpeg && options.non_jpeg == NonJpegPolicy::kReject) {
+    throw DataError(path, std::nullopt,
+                    std::string("not a JPEG (") + ImageFormatName(out.info.format) +
+                        ") and --non-jpeg=reject");
+  }
+  if (jpeg && !resize && options.verify == VerifyMode::kHeader) return out;
+  DecodeOptions decode;
+  decode.channels = out.info.channels == 1 ? 1 : 3;
+  decode.max_pixels = options.max_pixels;
+  Image image = DecodeImage(out.bytes, path, decode);  // EXIF orientation applied
+  if (jpeg && !resize) return out;                     // --verify decode: it decodes
+  out.original = {image.width, image.height};
+  ImageSize size = StoredSize(image.width, image.height, options.max_resolution);
+  if (size != out.original) image = Resize(image, size.width, size.height);
+  out.bytes = EncodeJpeg(image, options.jpeg_quality);
+  out.info.format = ImageFormat::kJpeg;
+  out.info.width = image.width;
+  out.info.height = image.height;
+  out.info.channels = image.channels;
+  out.info.colorspace = image.channels == 1 ? "Grayscale" : "RGB";
+  return out;
+}
+
+}  // namespace
+
 std::string MakeImageExample(const InputImage& input, const std::string& class_text,
                              const ImageExampleOptions& options) {
-  std::string bytes = ReadFile(input.path);
-  ImageInfo info = ReadImageInfo(bytes, input.path, options.max_pixels);
-  if (info.format == ImageFormat::kJpeg) {
-    if (options.verify == VerifyMode::kDecode) {
-      DecodeOptions decode;
-      decode.channels = info.channels == 1 ? 1 : 3;
-      decode.max_pixels = options.max_pixels;
-      DecodeImage(bytes, input.path, decode);
-    }
-  } else {
-    if (options.non_jpeg == NonJpegPolicy::kReject) {
-      throw DataError(input.path, std::nullopt,
-                      std::string("not a JPEG (") + ImageFormatName(info.format) +
-                          ") and --non-jpeg=reject");
-    }
-    DecodeOptions decode;
-    decode.channels = info.channels == 1 ? 1 : 3;
-    decode.max_pixels = options.max_pixels;
-    Image image = DecodeImage(bytes, input.path, decode);
-    bytes = EncodeJpeg(image, options.jpeg_quality);
-    info.format = ImageFormat::kJpeg;
-    info.width = image.width;
-    info.height = image.height;
-    info.channels = image.channels;
-    info.colorspace = image.channels == 1 ? "Grayscale" : "RGB";
-  }
-
+  StoredImage image = ReadStoredImage(input.path, options);
   Example example;
   Features* f = example.mutable_features();
-  AddBytesFeature(f, image_keys::kEncoded, bytes);
+  AddBytesFeature(f, image_keys::kEncoded, image.bytes);
   AddBytesFeature(f, image_keys::kFormat, "JPEG");
   AddInt64Feature(f, image_keys::kLabel, input.label);
   AddBytesFeature(f, image_keys::kClassText, class_text);
-  AddInt64Feature(f, image_keys::kHeight, info.height);
-  AddInt64Feature(f, image_keys::kWidth, info.width);
-  AddInt64Feature(f, image_keys::kChannels, info.channels);
-  AddBytesFeature(f, image_keys::kColorspace, info.colorspace);
+  AddInt64Feature(f, image_keys::kHeight, image.info.height);
+  AddInt64Feature(f, image_keys::kWidth, image.info.width);
+  AddInt64Feature(f, image_keys::kChannels, image.info.channels);
+  AddBytesFeature(f, image_keys::kColorspace, image.info.colorspace);
   AddBytesFeature(f, image_keys::kFilename, input.name);
+  if (options.max_resolution > 0) {
+    AddInt64Feature(f, image_keys::kOriginalHeight, image.original.height);
+    AddInt64Feature(f, image_keys::kOriginalWidth, image.original.width);
+  }
   return SerializeExample(example);
 }
 

@@ -27,11 +27,29 @@ const char* NonJpegPolicyName(NonJpegPolicy policy);
 struct ImageExampleOptions {
   VerifyMode verify = VerifyMode::kHeader;
   NonJpegPolicy non_jpeg = NonJpegPolicy::kReencode;
-  int jpeg_quality = 95;  // for re-encoded images
+  int jpeg_quality = 95;  // for re-encoded (and resized) images
   uint64_t max_pixels = kDefaultMaxPixels;
+  // > 0: an image whose longer side exceeds it is decoded (EXIF orientation applied),
+  // resized so that its longer side is max_resolution (StoredSize) and re-encoded, as
+  // FFCV's max_resolution; the others are stored as they are. Each record then also
+  // holds image/original_height and image/original_width. 0: no resizing.
+  int max_resolution = 0;
 };
 
-// Reads `input.path` and returns the Example's bytes. Throws Error (DataError for bad
+struct ImageSize {
+  int width = 0;
+  int height = 0;
+  bool operator==(const ImageSize&) const = default;
+};
+
+// The size a width x height image is stored at: unchanged when max_resolution is 0 or
+// the longer side is at most max_resolution; else the longer side is max_resolution and
+// the shorter one is scaled by the same factor, rounded to the nearest integer (at
+// least 1).
+ImageSize StoredSize(int width, int height, int max_resolution);
+
+// Reads `input.path` and returns the Example's bytes: the file's own bytes when it is a
+// JPEG within options.max_resolution, else a JPEG re-encoded at options.jpeg_quality. Throws Error (DataError for bad
 // image data, IoError for unreadable files) when the image must be rejected.
 std::string MakeImageExample(const InputImage& input, const std::string& class_text,
                              const ImageExampleOptions& options);

@@ -19,6 +19,9 @@ enum RecordForm : int64_t {
 
 uint32_t DataCrc(const std::string& data) { return crc32c::Value(data.data(), data.size()); }
 
+// The CRC32C of a record's data: the one its source checked, else computed.
+uint32_t RecordCrc(const Record& r) { return r.data_crc ? *r.data_crc : DataCrc(r.data); }
+
 // A count or size read from state: non-negative and at most `limit`.
 uint64_t GetCount(StateDecoder& d, uint64_t limit, const char* what) {
   int64_t v = d.GetInt();
@@ -28,12 +31,11 @@ uint64_t GetCount(StateDecoder& d, uint64_t limit, const char* what) {
   return static_cast<uint64_t>(v);
 }
 
-// Checks that re-read bytes are the ones that were saved.
-void CheckUnchanged(const std::string& data, uint64_t size, uint32_t crc, const std::string& source,
-                    std::optional<uint64_t> offset) {
-  if (data.size() != size || DataCrc(data) != crc) {
-    throw DataError(source, offset,
-                    "record changed since the state was saved (" + std::to_string(data.size()) +
+// Checks that a re-read record's bytes are the ones that were saved.
+void CheckUnchanged(const Record& r, uint64_t size, uint32_t crc, std::optional<uint64_t> offset) {
+  if (r.data.size() != size || RecordCrc(r) != crc) {
+    throw DataError(r.source, offset,
+                    "record changed since the state was saved (" + std::to_string(r.data.size()) +
                         " bytes now, " + std::to_string(size) + " then, or a different CRC32C)");
   }
 }
@@ -57,14 +59,14 @@ void ElementCodec<Record>::Encode(const Record& r, StateEncoder& e) {
       e.PutBytes(r.source);
       e.PutInt(static_cast<int64_t>(r.offset));
       e.PutInt(static_cast<int64_t>(r.data.size()));
-      e.PutInt(DataCrc(r.data));
+      e.PutInt(RecordCrc(r));
       e.PutInt(r.label);
       return;
     case RecordOrigin::kFile:
       e.PutInt(kFileRef);
       e.PutBytes(r.source);
       e.PutInt(static_cast<int64_t>(r.data.size()));
-      e.PutInt(DataCrc(r.data));
+      e.PutInt(RecordCrc(r));
       e.PutInt(r.label);
       return;
     case RecordOrigin::kValue:
@@ -106,13 +108,15 @@ Record ElementCodec<Record>::Decode(StateDecoder& d) {
       uint64_t size = GetCount(d, uint64_t{1} << 40, "record size");
       auto crc = static_cast<uint32_t>(d.GetInt());
       r.label = d.GetInt();
+      uint32_t read_crc = 0;
       try {
-        r.data = ReadTfRecordAt(r.source, r.offset);
+        r.data = ReadTfRecordAt(r.source, r.offset, &read_crc);
       } catch (const DataError& e) {
         throw DataError(r.source, r.offset,
                         "record changed since the state was saved (" + e.reason() + ")");
       }
-      CheckUnchanged(r.data, size, crc, r.source, r.offset);
+      r.data_crc = read_crc;  // checked against the file's footer
+      CheckUnchanged(r, size, crc, r.offset);
       return r;
     }
     case kFileRef: {
@@ -122,7 +126,7 @@ Record ElementCodec<Record>::Decode(StateDecoder& d) {
       auto crc = static_cast<uint32_t>(d.GetInt());
       r.label = d.GetInt();
       r.data = ReadFile(r.source);
-      CheckUnchanged(r.data, size, crc, r.source, std::nullopt);
+      CheckUnchanged(r, size, crc, std::nullopt);
       return r;
     }
     default:

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct Record {
   uint64_t offset = 0;  // byte offset of the record in `source` (0 for a whole file)
   int64_t label = -1;   // image_files(): the class index; -1 when the source has none
   RecordOrigin origin = RecordOrigin::kValue;
+  // CRC32C of `data` when the source has checked it (a TFRecord record's data CRC), so
+  // that saving the record by reference does not compute it again; set it only
+  // together with `data`, and clear it when changing `data`.
+  std::optional<uint32_t> data_crc = std::nullopt;
 };
 
 // One preprocessed image: `bytes()` bytes of pixels in a pooled buffer, and its label.

@@ -47,8 +47,7 @@ namespace {
 // the view.
 ImageView ViewEncodedImage(const Record& record, const RecordSchema& schema, Example* example) {
   if (record.origin == RecordOrigin::kFile) return {record.data, record.label};
-  *example = ParseExample(record.data, record.source, record.offset);
-  return ViewImage(example->features(), schema, record.source, record.offset);
+  return ViewImage(record.data, schema, record.source, record.offset, example);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "pipeline/record_schema.h"
 
 #include "image/image_format.h"
+#include "record/example_view.h"
 #include "util/error.h"
 
 namespace imgpipe::pipeline {
@@ -24,10 +25,23 @@ bool HasKind(const Features& features, const std::string& key, const std::string
                          : it->second.has_int64_list() && it->second.int64_list().value_size() > 0;
 }
 
-}  // namespace
+// The feature readers for both sources of features: a Features message, an ExampleView.
+using imgpipe::GetBytesFeature;
+using imgpipe::GetInt64Feature;
 
-ImageView ViewImage(const Features& features, const RecordSchema& schema,
-                    const std::string& path, uint64_t offset) {
+std::optional<std::string_view> GetBytesFeature(const ExampleView& view, const std::string& key) {
+  return view.FirstBytes(key);
+}
+
+std::optional<int64_t> GetInt64Feature(const ExampleView& view, const std::string& key) {
+  return view.FirstInt64(key);
+}
+
+// ViewImage over `features`, a Features message or an ExampleView: anything with
+// GetBytesFeature and GetInt64Feature overloads.
+template <typename FeatureSource>
+ImageView ViewImageIn(const FeatureSource& features, const RecordSchema& schema,
+                      const std::string& path, uint64_t offset) {
   auto bytes = GetBytesFeature(features, schema.image_key);
   if (!bytes) throw DataError(path, offset, "record has no bytes feature " + schema.image_key);
   ImageView view{*bytes, -1};
@@ -46,6 +60,22 @@ ImageView ViewImage(const Features& features, const RecordSchema& schema,
                 std::to_string(schema.num_classes) + "); set --label-offset or check the data");
   }
   return view;
+}
+
+}  // namespace
+
+ImageView ViewImage(const Features& features, const RecordSchema& schema,
+                    const std::string& path, uint64_t offset) {
+  return ViewImageIn(features, schema, path, offset);
+}
+
+ImageView ViewImage(std::string_view data, const RecordSchema& schema, const std::string& path,
+                    uint64_t offset, Example* example) {
+  if (std::optional<ExampleView> view = ExampleView::Scan(data)) {
+    return ViewImageIn(*view, schema, path, offset);
+  }
+  *example = ParseExample(data, path, offset);
+  return ViewImageIn(example->features(), schema, path, offset);
 }
 
 std::string DetectImageKey(const Features& features) {

@@ -41,6 +41,13 @@ struct ImageView {
 ImageView ViewImage(const Features& features, const RecordSchema& schema,
                     const std::string& path, uint64_t offset);
 
+// The same from a serialized Example, `data`, which must outlive the view: read in place
+// (record/example_view.h: no copy of the image's bytes) when `data` is in the plain
+// encoding, else parsed into *example (which must then outlive the view). Throws as
+// ParseExample and ViewImage do.
+ImageView ViewImage(std::string_view data, const RecordSchema& schema, const std::string& path,
+                    uint64_t offset, Example* example);
+
 // The image feature of `features`: the first of image/encoded, image, image_raw, jpeg,
 // encoded, ... that is a bytes feature, else the first bytes feature (by key) whose
 // value is an image by content; "" when none is.

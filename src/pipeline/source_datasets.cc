@@ -129,14 +129,17 @@ class FileRecords {
     }
   }
 
-  // The next good record and its offset; false at the end of the file.
-  bool Next(std::string* data, uint64_t* offset) {
+  // The next good record into *record (data, offset and checked data CRC); false at
+  // the end of the file.
+  bool Next(Record* record) {
     if (direct_) {
       if (next_offset_ >= direct_->size()) return false;
       try {
         uint64_t end = 0;
-        *data = direct_->ReadAt(next_offset_, &end);
-        *offset = next_offset_;
+        uint32_t crc = 0;
+        record->data = direct_->ReadAt(next_offset_, &end, &crc);
+        record->data_crc = crc;
+        record->offset = next_offset_;
         next_offset_ = end;
         return true;
       } catch (const DataError&) {
@@ -145,10 +148,11 @@ class FileRecords {
         OpenReader(next_offset_);
       }
     }
-    while (reader_->Next(data)) {
+    while (reader_->Next(&record->data)) {
       if (reader_->record_offset() < skip_until_) continue;  // returned before the cut
-      *offset = reader_->record_offset();
-      next_offset_ = *offset + kHeaderSize + data->size() + kFooterSize;
+      record->offset = reader_->record_offset();
+      record->data_crc = reader_->record_crc();
+      next_offset_ = record->offset + kHeaderSize + record->data.size() + kFooterSize;
       return true;
     }
     return false;
@@ -220,7 +224,7 @@ class TfRecordFilesDataset : public Dataset<Record> {
           Record record;
           bool got = false;
           try {
-            got = current_->Next(&record.data, &record.offset);
+            got = current_->Next(&record);
           } catch (...) {
             CountCorruptStretches();
             StageStats::AddSince(stats_->busy_ns, start);
@@ -330,7 +334,9 @@ class RecordShardDataset : public Dataset<Record> {
         Record record;
         try {
           uint64_t end = 0;
-          record.data = reader_->ReadAt(entry.offset, &end);
+          uint32_t crc = 0;
+          record.data = reader_->ReadAt(entry.offset, &end, &crc);
+          record.data_crc = crc;
           if (end - entry.offset != entry.size) {
             throw DataError(shard_file.path, entry.offset,
                             "record size " + std::to_string(end - entry.offset) +

@@ -9,6 +9,7 @@
 #include "pipeline/pipeline_test_util.h"
 #include "pipeline/source_test_util.h"
 #include "pipeline/vector_dataset.h"
+#include "record/crc32c.h"
 #include "record/tfrecord_format.h"
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
@@ -172,6 +173,49 @@ TEST(SourceDatasetsTest, TfRecordFilesSaveRestoreOnRealGzipFile) {
     ASSERT_EQ(rest.size(), all.size() - cut) << "cut " << cut;
     for (size_t i = 0; i < rest.size(); ++i) EXPECT_EQ(rest[i].data, all[cut + i].data);
   }
+}
+
+// Each record a TFRecord source gives carries the data CRC its reader checked (read from
+// the start, from a restored offset, by index), equal to the data's CRC32C; a record
+// saved with it is encoded exactly as one without, and one decoded by reference has it.
+void ExpectCheckedCrcs(const std::vector<Record>& records) {
+  ASSERT_FALSE(records.empty());
+  for (const Record& r : records) {
+    ASSERT_TRUE(r.data_crc.has_value()) << r.source << " offset " << r.offset;
+    EXPECT_EQ(*r.data_crc, crc32c::Value(r.data.data(), r.data.size())) << r.offset;
+    StateEncoder with, without;
+    ElementCodec<Record>::Encode(r, with);
+    Record copy = r;
+    copy.data_crc.reset();
+    ElementCodec<Record>::Encode(copy, without);
+    std::string encoded = with.Finish();
+    EXPECT_EQ(encoded, without.Finish());
+    StateDecoder decoder(encoded, "record");
+    Record decoded = ElementCodec<Record>::Decode(decoder);
+    EXPECT_EQ(decoded.data, r.data);
+    // By reference (plain files) it is re-read and checked; by value (GZIP) it is not.
+    if (r.origin == RecordOrigin::kTfRecord) {
+      EXPECT_EQ(decoded.data_crc, r.data_crc);
+    }
+  }
+}
+
+TEST(SourceDatasetsTest, RecordsCarryTheirCheckedDataCrc) {
+  for (const std::string& file : {kMnist, kPenguin}) {
+    SCOPED_TRACE(file);
+    auto make = [&] { return TfRecordFiles(ListFiles({TestdataFile(file)})); };
+    ExpectCheckedCrcs(Collect(make(), 50));
+    IteratorState state;
+    {
+      auto it = make()->MakeIterator(MakeTestContext());
+      Drain(it, 7);
+      it->Save(state);
+    }
+    auto it = make()->MakeIterator(MakeTestContext());
+    it->Restore(state);  // mnist: read from the offset directly; penguin: re-read
+    ExpectCheckedCrcs(Drain(it, 20));
+  }
+  ExpectCheckedCrcs(Collect(TfRecordRecordShard({TestdataFile(kMnist)}, 3, 1), 50));
 }
 
 // A file of 6 records whose record 2 has a damaged data byte; returns its path.

@@ -14,5 +14,9 @@ inline constexpr char kWidth[] = "image/width";            // int64
 inline constexpr char kChannels[] = "image/channels";      // int64: 1, 3 or 4 (CMYK)
 inline constexpr char kColorspace[] = "image/colorspace";  // bytes: "RGB", "Grayscale", "CMYK"
 inline constexpr char kFilename[] = "image/filename";      // bytes: path relative to the input
+// imgpipe's own, written by `convert --max-resolution`: the input's size before the
+// resize, in the orientation of the stored image (image/height and image/width).
+inline constexpr char kOriginalHeight[] = "image/original_height";  // int64
+inline constexpr char kOriginalWidth[] = "image/original_width";    // int64
 
 }  // namespace imgpipe::image_keys

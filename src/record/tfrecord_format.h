@@ -67,9 +67,13 @@ inline std::optional<uint64_t> DecodeHeader(const char* header) {
   return DecodeFixed64(header);
 }
 
+// The CRC32C of the data that `footer` holds (unmasked); the data's CRC once
+// FooterMatches has returned true.
+inline uint32_t FooterCrc(const char* footer) { return crc32c::Unmask(DecodeFixed32(footer)); }
+
 // Whether `footer` holds the masked CRC of data[0, length).
 inline bool FooterMatches(const char* data, size_t length, const char* footer) {
-  return crc32c::Unmask(DecodeFixed32(footer)) == crc32c::Value(data, length);
+  return FooterCrc(footer) == crc32c::Value(data, length);
 }
 
 }  // namespace imgpipe::tfrecord

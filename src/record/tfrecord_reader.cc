@@ -47,8 +47,9 @@ class TfRecordReader::Impl {
         stats_(stats),
         buffer_(new char[kBufferSize]) {}
 
-  // Reads the next good record into *record and its offset into *offset.
-  bool Next(std::string* record, uint64_t* offset) {
+  // Reads the next good record into *record, its offset into *offset and its checked
+  // data CRC into *crc (nullopt when not checked).
+  bool Next(std::string* record, uint64_t* offset, std::optional<uint32_t>* crc) {
     while (true) {
       // 1. The header.
       *offset = buffer_offset_ + pos_;
@@ -82,6 +83,8 @@ class TfRecordReader::Impl {
         pos_ += kFooterSize;
         if (!CheckDataCrc(record->data(), *length, footer, *offset, total)) continue;
       }
+      *crc = options_.verify_data_crc ? std::optional<uint32_t>(tfrecord::FooterCrc(footer))
+                                      : std::nullopt;
       ++stats_->records;
       stats_->data_bytes += *length;
       return true;
@@ -244,7 +247,7 @@ TfRecordReader::~TfRecordReader() = default;
 
 bool TfRecordReader::Next(std::string* record) {
   uint64_t offset = 0;
-  if (!impl_->Next(record, &offset)) return false;
+  if (!impl_->Next(record, &offset, &record_crc_)) return false;
   record_offset_ = offset;
   return true;
 }
@@ -254,7 +257,7 @@ TfRecordRandomReader::TfRecordRandomReader(std::string path, size_t window_bytes
   if (window_bytes_ > 0) file_.AdviseSequential();
 }
 
-std::string TfRecordRandomReader::ReadAt(uint64_t offset, uint64_t* end) {
+std::string TfRecordRandomReader::ReadAt(uint64_t offset, uint64_t* end, uint32_t* data_crc) {
   const std::string& path = file_.path();
   // 1. The header.
   uint64_t available = offset < file_.size() ? file_.size() - offset : 0;
@@ -275,6 +278,7 @@ std::string TfRecordRandomReader::ReadAt(uint64_t offset, uint64_t* end) {
     throw DataError(path, offset, "data CRC mismatch");
   }
   if (end) *end = offset + total;
+  if (data_crc) *data_crc = tfrecord::FooterCrc(footer);
   return data;
 }
 
@@ -299,8 +303,8 @@ void TfRecordRandomReader::Read(uint64_t offset, char* out, size_t n) {
   std::memcpy(out, window_.data(), n);
 }
 
-std::string ReadTfRecordAt(const std::string& path, uint64_t offset) {
-  return TfRecordRandomReader(path, /*window_bytes=*/0).ReadAt(offset);
+std::string ReadTfRecordAt(const std::string& path, uint64_t offset, uint32_t* data_crc) {
+  return TfRecordRandomReader(path, /*window_bytes=*/0).ReadAt(offset, nullptr, data_crc);
 }
 
 }  // namespace imgpipe

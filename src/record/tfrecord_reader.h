@@ -50,6 +50,10 @@ class TfRecordReader {
 
   // Offset (uncompressed) of the record Next returned last.
   uint64_t record_offset() const { return record_offset_; }
+  // CRC32C (unmasked) of the data of the record Next returned last, when its data CRC
+  // was checked (verify_data_crc); nullopt otherwise. Lets a caller that needs the CRC
+  // (a pipeline saving the record by reference) skip computing it again.
+  std::optional<uint32_t> record_crc() const { return record_crc_; }
   const TfRecordReaderStats& stats() const { return stats_; }
   Compression compression() const { return compression_; }
   const std::string& path() const { return path_; }
@@ -59,6 +63,7 @@ class TfRecordReader {
   std::string path_;
   Compression compression_;
   uint64_t record_offset_ = 0;
+  std::optional<uint32_t> record_crc_;
   TfRecordReaderStats stats_;
   std::unique_ptr<Impl> impl_;
 };
@@ -75,9 +80,10 @@ class TfRecordRandomReader {
   const std::string& path() const { return file_.path(); }
 
   // The data of the record whose length field starts at `offset`; *end (when given)
-  // receives the offset just past the record. Throws DataError(path, offset) when the
-  // record is corrupt or truncated.
-  std::string ReadAt(uint64_t offset, uint64_t* end = nullptr);
+  // receives the offset just past the record, *data_crc (when given) the data's CRC32C
+  // (unmasked), checked. Throws DataError(path, offset) when the record is corrupt or
+  // truncated.
+  std::string ReadAt(uint64_t offset, uint64_t* end = nullptr, uint32_t* data_crc = nullptr);
 
  private:
   // Copies bytes [offset, offset + n) to `out`, from the window when it holds them;
@@ -92,7 +98,8 @@ class TfRecordRandomReader {
 };
 
 // Reads one record at a known offset of an uncompressed file (from an index file),
-// checking both CRCs; throws DataError on corruption.
-std::string ReadTfRecordAt(const std::string& path, uint64_t offset);
+// checking both CRCs; *data_crc (when given) receives the data's CRC32C. Throws
+// DataError on corruption.
+std::string ReadTfRecordAt(const std::string& path, uint64_t offset, uint32_t* data_crc = nullptr);
 
 }  // namespace imgpipe

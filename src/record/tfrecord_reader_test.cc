@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "record/crc32c.h"
 #include "record/example.h"
 #include "record/record_test_util.h"
 #include "record/tfrecord_format.h"
@@ -527,6 +528,43 @@ TEST(TfRecordReaderTest, ReadTfRecordAt) {
   } catch (const DataError& e) {
     EXPECT_EQ(e.offset(), fx.entries[1].offset);
     EXPECT_EQ(e.reason(), "data CRC mismatch");
+  }
+}
+
+// record_crc() and ReadAt's data_crc give the CRC the reader checked, which equals the
+// data's CRC32C: on TensorFlow's files (plain and GZIP) and on records larger than the
+// read buffer; unchecked (verify_data_crc off), there is none.
+TEST(TfRecordReaderTest, RecordCrcIsTheCheckedDataCrc) {
+  Fixture fx({0, 5, 3000000, 1048561, 40});
+  for (const std::string& path :
+       {TestdataPath("tfrecord/tfx/mnist.tfrecord"),
+        TestdataPath("tfrecord/tfx/penguin-train-00000-of-00001.gz"), fx.path}) {
+    TfRecordReader reader(path);
+    std::string record;
+    int n = 0;
+    for (; reader.Next(&record); ++n) {
+      ASSERT_TRUE(reader.record_crc().has_value()) << path;
+      EXPECT_EQ(*reader.record_crc(), crc32c::Value(record.data(), record.size())) << path;
+    }
+    EXPECT_GT(n, 0) << path;
+  }
+  TfRecordReaderOptions unchecked;
+  unchecked.verify_data_crc = false;
+  TfRecordReader reader(fx.path, unchecked);
+  std::string record;
+  ASSERT_TRUE(reader.Next(&record));
+  EXPECT_FALSE(reader.record_crc().has_value());
+
+  TfRecordRandomReader random(fx.path);
+  for (size_t i = 0; i < fx.entries.size(); ++i) {
+    uint32_t crc = 0;
+    uint64_t end = 0;
+    EXPECT_EQ(random.ReadAt(fx.entries[i].offset, &end, &crc), fx.records[i]);
+    EXPECT_EQ(crc, crc32c::Value(fx.records[i].data(), fx.records[i].size()));
+    EXPECT_EQ(end, fx.entries[i].offset + fx.entries[i].size);
+    crc = 0;
+    ReadTfRecordAt(fx.path, fx.entries[i].offset, &crc);
+    EXPECT_EQ(crc, crc32c::Value(fx.records[i].data(), fx.records[i].size()));
   }
 }
 
