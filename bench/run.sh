@@ -36,5 +36,13 @@ echo "== PyTorch DataLoader vs imgpipe (same images, same cores)"
 /usr/bin/python3 "$here/compare_torch.py" --images "$work/images" --shards "$work/shards" \
   --imgpipe "$imgpipe" --seconds "$seconds"
 echo
+echo "== imgpipe.torch.Loader vs imgpipe bench vs PyTorch DataLoader (same images, same cores)"
+"$imgpipe" convert --input "$here/../../shared/testdata/images/hymenoptera/train" --output "$work/hymenoptera" >/dev/null
+PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "$imgpipe" \
+  --name "hymenoptera/train (244 ImageNet photos + 1 GIF)" \
+  --images "$here/../../shared/testdata/images/hymenoptera/train" --shards "$work/hymenoptera"
+PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "$imgpipe" \
+  --name "2,000 synthetic 500x375 JPEGs" --images "$work/images" --shards "$work/shards"
+echo
 echo "== Training: bf16 autocast vs fp32 on the CPU (the model alone, --synthetic)"
 bash "$here/train_precision_bench.sh" "$build" resnet18 6

@@ -23,7 +23,7 @@ from imgpipe import Loader as _HostLoader
 from imgpipe import _imgpipe
 from imgpipe.errors import Error
 
-__all__ = ["Loader", "normalize", "preset_mean_std"]
+__all__ = ["Loader", "batch_tensors", "normalize", "preset_mean_std"]
 
 
 def preset_mean_std(preset):
@@ -45,6 +45,11 @@ def normalize(images, mean, std):
     std = torch.tensor(std, dtype=torch.float32, device=images.device).view(1, 3, 1, 1)
     out = images.permute(0, 3, 1, 2).to(torch.float32).div_(255.0)
     return out.sub_(mean).div_(std).contiguous()
+
+
+def batch_tensors(batch):
+    """An imgpipe.Batch's (images, labels) as CPU tensors sharing its buffer (DLPack)."""
+    return torch.from_dlpack(batch.images), torch.from_dlpack(batch.labels)
 
 
 def _device_of(device):
@@ -178,7 +183,7 @@ class Loader:
         if restored is not None:
             yield restored
         for batch in self._loader:
-            yield torch.from_dlpack(batch.images), torch.from_dlpack(batch.labels)
+            yield batch_tensors(batch)
 
     @property
     def data_layout(self):
