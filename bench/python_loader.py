@@ -13,13 +13,13 @@ Targets (issue 11): the Python loader within 5% of `imgpipe bench`, and the same
 over the DataLoader as `imgpipe bench` has.
 """
 import argparse
+import itertools
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_torch import dataloader_rate, imgpipe_rate  # noqa: E402
+from compare_torch import dataloader_rate, images_per_s, imgpipe_rate  # noqa: E402
 
 
 def python_loader_rate(shards, threads, batch_size, seconds, warmup):
@@ -27,21 +27,14 @@ def python_loader_rate(shards, threads, batch_size, seconds, warmup):
     `seconds`, after `warmup` seconds, epoch after epoch."""
     import imgpipe.torch
 
-    count, start = 0, time.monotonic()
-    measuring, measured_start = False, start
-    with imgpipe.torch.Loader(shards, batch_size=batch_size, preset="train", threads=threads,
-                              split="") as loader:
-        for epoch in range(1 << 30):
-            loader.set_epoch(epoch)
-            for images, _ in loader:
-                now = time.monotonic()
-                if not measuring and now - start >= warmup:
-                    measuring, measured_start, count = True, now, 0
-                    continue
-                count += images.shape[0]
-                if measuring and now - measured_start >= seconds:
-                    return count / (now - measured_start)
-    raise AssertionError("unreachable")
+    with imgpipe.torch.Loader(shards, batch_size=batch_size, preset="train", threads=threads) as loader:
+        def batch_sizes():
+            for epoch in itertools.count():
+                loader.set_epoch(epoch)
+                for images, _ in loader:
+                    yield images.shape[0]
+
+        return images_per_s(batch_sizes(), seconds, warmup)
 
 
 def main():
