@@ -41,8 +41,8 @@ def normalize(images, mean, std):
     NormalizeToChw), so both layouts give the same batch."""
     if images.dtype != torch.uint8 or images.dim() != 4 or images.shape[3] != 3:
         raise Error(f"imgpipe.torch.normalize: needs uint8 N x H x W x 3, not {images.dtype} {tuple(images.shape)}")
-    mean = torch.tensor(mean, dtype=torch.float32, device=images.device).view(1, 3, 1, 1)
-    std = torch.tensor(std, dtype=torch.float32, device=images.device).view(1, 3, 1, 1)
+    mean = torch.as_tensor(mean, dtype=torch.float32, device=images.device).view(1, 3, 1, 1)
+    std = torch.as_tensor(std, dtype=torch.float32, device=images.device).view(1, 3, 1, 1)
     out = images.permute(0, 3, 1, 2).to(torch.float32).div_(255.0)
     return out.sub_(mean).div_(std).contiguous()
 
@@ -84,7 +84,8 @@ class _CudaFeeder:
 
     def __init__(self, device, mean_std):
         self.device = device
-        self.mean_std = mean_std  # None: the batches are float32 already
+        # None: the batches are float32 already; else on the device once, not per batch
+        self.mean_std = None if mean_std is None else [torch.tensor(x, device=device) for x in mean_std]
         self.stream = torch.cuda.Stream(device)
         self.slots = [None, None]  # (pinned images, pinned labels, event of its last copy)
         self.turn = 0
