@@ -32,19 +32,31 @@ def dataloader_rate(images, train, threads, batch_size, seconds, warmup):
         dataset, batch_size=batch_size, shuffle=train, num_workers=threads,
         persistent_workers=threads > 0, drop_last=False,
         worker_init_fn=lambda _: torch.set_num_threads(1))
+
+    def batch_sizes():
+        while True:
+            for batch, _ in loader:
+                yield batch.shape[0]
+
+    return images_per_s(batch_sizes(), seconds, warmup)
+
+
+def images_per_s(batch_sizes, seconds, warmup):
+    """Images per second over `seconds`, counted from an endless iterable of batch sizes
+    once `warmup` seconds have passed."""
     count = 0
     start = time.monotonic()
     measuring = False
     measured_start = start
-    while True:
-        for batch, _ in loader:
-            now = time.monotonic()
-            if not measuring and now - start >= warmup:
-                measuring, measured_start, count = True, now, 0
-                continue
-            count += batch.shape[0]
-            if measuring and now - measured_start >= seconds:
-                return count / (now - measured_start)
+    for size in batch_sizes:
+        now = time.monotonic()
+        if not measuring and now - start >= warmup:
+            measuring, measured_start, count = True, now, 0
+            continue
+        count += size
+        if measuring and now - measured_start >= seconds:
+            return count / (now - measured_start)
+    raise ValueError("images_per_s: the batches ended")
 
 
 def imgpipe_rate(imgpipe, data, preset, threads, batch_size, seconds, warmup):

@@ -74,5 +74,12 @@ pipeline_benchmarks "47 real photos of 640 to 1920 px (photos-by-class)" \
 "$imgpipe" synth --out "$work/images" --classes 20 --per-class 100 --size 500x375 --quality 90 >/dev/null
 "$imgpipe" convert --input "$work/images" --output "$work/shards" --min-shards 8 >/dev/null
 pipeline_benchmarks "2,000 synthetic 500x375 JPEGs" "$work/images" "$work/shards"
+echo "== imgpipe.torch.Loader vs imgpipe bench vs PyTorch DataLoader (same images, same cores)"
+PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "$imgpipe" \
+  --name "397 real ImageNet photos (hymenoptera)" \
+  --images "$work/hymenoptera" --shards "$work/hymenoptera-shards"
+PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "$imgpipe" \
+  --name "2,000 synthetic 500x375 JPEGs" --images "$work/images" --shards "$work/shards"
+echo
 echo "== Training: bf16 autocast vs fp32 on the CPU (the model alone, --synthetic)"
 bash "$here/train_precision_bench.sh" "$build" resnet18 6

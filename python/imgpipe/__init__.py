@@ -5,6 +5,7 @@ JSON-ready state, context managers, closing loaders at exit)."""
 
 import atexit
 import base64
+import json
 import os
 
 from imgpipe import _imgpipe
@@ -13,7 +14,8 @@ from imgpipe._imgpipe import (Batch, HostArray, TFRecordReader, TFRecordWriter, 
 from imgpipe.errors import DataError, Error, IoError
 
 __all__ = ["Batch", "DataError", "Error", "HostArray", "IoError", "Loader", "TFRecordReader",
-           "TFRecordWriter", "parse_example", "serialize_example", "tune_malloc_for_large_buffers"]
+           "TFRecordWriter", "convert", "inspect", "parse_example", "serialize_example",
+           "tune_malloc_for_large_buffers"]
 
 # Live loaders' threads stop before the interpreter shuts down (an iterator abandoned
 # mid-epoch would otherwise keep its pipeline running into the C++ runtime's exit).
@@ -77,3 +79,28 @@ class Loader(_imgpipe.Loader):
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def convert(input, output, *, progress=None, **options):
+    """`imgpipe convert --input INPUT --output OUTPUT`: returns the summary dict that
+    `imgpipe convert --json` prints. The options are the command's, - written as _:
+    split ("train=0.9,validation=0.1"), shard_size ("256MB"), min_shards, threads, seed,
+    verify ("header"|"decode"), non_jpeg ("reencode"|"reject"), jpeg_quality,
+    max_pixels, resume, worker, num_workers; an option left out keeps the C++ default
+    (convert/converter.h). progress(done, total, bytes_done, bytes_total), when given,
+    is called by this thread (at most every 0.1 s, and at the end) while the C++
+    conversion runs without the GIL; an exception it raises is raised once the
+    conversion has finished. Bad options raise imgpipe.Error, unreadable files
+    imgpipe.IoError; bad images are rejected and counted (rejects.csv)."""
+    return json.loads(_imgpipe._convert(os.fspath(input), os.fspath(output), progress, **options))
+
+
+def inspect(*files, **options):
+    """`imgpipe inspect FILES... --json`: a list of the dicts it prints, one per line: for
+    a data folder its layout, keys and classes, then one per TFRecord file (records,
+    corrupt stretches, features, classes; "ok"). Options: on_error ("fail"|"skip"),
+    image_key, label_key, label_offset (as --data's); left out, the C++ defaults.
+    A corrupt file is reported in its dict, not raised; a folder that cannot be
+    resolved raises imgpipe.Error."""
+    lines = _imgpipe._inspect([os.fspath(f) for f in files], **options)
+    return [json.loads(line) for line in lines]

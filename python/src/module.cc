@@ -2,6 +2,7 @@
 // library; python/imgpipe/__init__.py is the package users import.
 #include <pybind11/pybind11.h>
 
+#include "convert.h"
 #include "errors.h"
 #include "host_array.h"
 #include "loader.h"
@@ -14,6 +15,7 @@ PYBIND11_MODULE(_imgpipe, m) {
   imgpipe::python::BindHostArray(m);
   imgpipe::python::BindRecords(m);
   imgpipe::python::BindLoader(m);
+  imgpipe::python::BindConvert(m);
   m.def("tune_malloc_for_large_buffers", &imgpipe::TuneMallocForLargeBuffers,
         "Keeps large buffers on glibc malloc's heaps (util/malloc_tuning.h): call once, early; "
         "False where the C library is not glibc.");

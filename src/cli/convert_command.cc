@@ -1,10 +1,10 @@
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/progress_bar.h"
 #include "convert/converter.h"
+#include "convert/summary_json.h"
 
 namespace imgpipe::cli {
 namespace {
@@ -13,31 +13,10 @@ struct ConvertFlags {
   ConvertOptions options;
   std::string split = "train=1";
   std::string shard_size = "256MB";
-  std::string verify = "header";
-  std::string non_jpeg = "reencode";
+  std::string verify = VerifyModeName(ImageExampleOptions{}.verify);
+  std::string non_jpeg = NonJpegPolicyName(ImageExampleOptions{}.non_jpeg);
   bool json = false;
 };
-
-nlohmann::json SummaryJson(const ConvertSummary& s) {
-  nlohmann::json shards = nlohmann::json::array();
-  for (const ShardSummary& shard : s.shards) {
-    shards.push_back({{"file", shard.file_name}, {"split", shard.split},
-                      {"records", shard.records}, {"bytes", shard.bytes}});
-  }
-  double seconds = s.seconds > 0 ? s.seconds : 1e-9;
-  return {{"inputs", s.inputs},
-          {"written", s.written},
-          {"rejected", s.rejected},
-          {"complete", s.complete},
-          {"shards_total", s.shards_total},
-          {"shards_done", s.shards_done},
-          {"shards_this_run", s.shards_this_run},
-          {"shards_resumed", s.shards_resumed},
-          {"output_bytes", s.output_bytes},
-          {"seconds", s.seconds},
-          {"input_mb_per_s", s.input_bytes_this_run / seconds / 1e6},
-          {"shards", shards}};
-}
 
 void PrintSummary(const ConvertOptions& options, const ConvertSummary& s) {
   std::printf("converted %s -> %s in %.1f s (%.1f MB/s read)\n", options.input.c_str(),
@@ -113,7 +92,7 @@ void AddConvertCommand(CLI::App& app) {
     });
     bar.Finish();
     if (flags->json) {
-      std::printf("%s\n", SummaryJson(summary).dump().c_str());
+      std::printf("%s\n", ConvertSummaryJson(summary).c_str());
     } else {
       PrintSummary(options, summary);
     }

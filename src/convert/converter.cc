@@ -284,6 +284,10 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
     throw Error("--worker must be in [0, --num-workers)");
   }
   if (options.output.empty()) throw Error("--output is required");
+  if (options.threads < 0) throw Error("--threads must be 0 (all CPUs) or positive");
+  if (options.image.jpeg_quality < 1 || options.image.jpeg_quality > 100) {
+    throw Error("--jpeg-quality must be in [1, 100]");
+  }
   const int threads = options.threads > 0 ? options.threads : AvailableCpus();
   ThreadPool pool(threads);
 

@@ -74,8 +74,9 @@ struct ConvertSummary {
 
 // Runs (this worker's part of) a conversion. When every shard of the plan is done,
 // writes labels.txt, dataset.json and rejects.csv and checks written + rejected =
-// inputs. Throws Error on bad options, on a plan mismatch with an existing output,
-// and on I/O failure (no partial file is left under a final name).
+// inputs. Throws Error on bad options (worker outside [0, num_workers), no output,
+// threads < 0, jpeg_quality outside [1, 100], min_shards < 1), on a plan mismatch with
+// an existing output, and on I/O failure (no partial file is left under a final name).
 ConvertSummary RunConvert(const ConvertOptions& options,
                           const ConvertProgressCallback& progress = nullptr);
 

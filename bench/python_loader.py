@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""imgpipe.torch.Loader against `imgpipe bench` and the PyTorch DataLoader, side by side.
+
+On the same images and the same cores (--threads pipeline threads / DataLoader
+workers), train transforms (RandomResizedCrop(224), RandomHorizontalFlip, ToTensor,
+Normalize; imgpipe's train preset, float32 output), in alternating rounds: each round
+measures the three in turn (the order rotates), and the medians of the rounds are
+printed with the ratios. The DataLoader baseline and the `imgpipe bench` call are
+bench/compare_torch.py's. The Python loader reads --shards; the DataLoader reads
+--images (ImageFolder), the same photos.
+
+Targets (issue 11): the Python loader within 5% of `imgpipe bench`, and the same ratio
+over the DataLoader as `imgpipe bench` has.
+"""
+import argparse
+import itertools
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_torch import dataloader_rate, images_per_s, imgpipe_rate  # noqa: E402
+
+
+def python_loader_rate(shards, threads, batch_size, seconds, warmup):
+    """Images/s that imgpipe.torch.Loader yields (CPU tensors, train preset) over
+    `seconds`, after `warmup` seconds, epoch after epoch."""
+    import imgpipe.torch
+
+    with imgpipe.torch.Loader(shards, batch_size=batch_size, preset="train", threads=threads) as loader:
+        def batch_sizes():
+            for epoch in itertools.count():
+                loader.set_epoch(epoch)
+                for images, _ in loader:
+                    yield images.shape[0]
+
+        return images_per_s(batch_sizes(), seconds, warmup)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--images", required=True, help="image folder, one sub-folder per class")
+    parser.add_argument("--shards", required=True, help="imgpipe convert's shards of the same images")
+    parser.add_argument("--name", default="", help="what the images are, for the printout")
+    parser.add_argument("--imgpipe", default="build/src/cli/imgpipe")
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--warmup", type=float, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    runs = {
+        "imgpipe.torch.Loader (shards)": lambda: python_loader_rate(
+            args.shards, args.threads, args.batch_size, args.seconds, args.warmup),
+        "imgpipe bench (shards)": lambda: imgpipe_rate(
+            args.imgpipe, args.shards, "train", args.threads, args.batch_size, args.seconds, args.warmup),
+        "torch DataLoader (ImageFolder)": lambda: dataloader_rate(
+            args.images, True, args.threads, args.batch_size, args.seconds, args.warmup),
+    }
+    names = list(runs)
+    rates = {name: [] for name in names}
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            rates[name].append(runs[name]())
+    median = {name: statistics.median(rates[name]) for name in names}
+    loader, bench, torch_rate = (median[n] for n in names)
+    print(f"{args.name}: {args.threads} thread(s)/worker(s), batch {args.batch_size}, train transforms, "
+          f"medians of {args.rounds} alternating rounds of {args.seconds:.0f} s")
+    print(f"{'pipeline':<34} {'images/s':>10} {'rounds':>28}")
+    for name in names:
+        print(f"{name:<34} {median[name]:>10.1f} {' '.join(f'{x:.0f}' for x in rates[name]):>28}")
+    print(f"python loader / imgpipe bench: {loader / bench:.3f} (target >= 0.95)")
+    print(f"over the DataLoader: python loader {loader / torch_rate:.2f}x, imgpipe bench {bench / torch_rate:.2f}x")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
