@@ -50,7 +50,7 @@ double PipelineCpuPerImage(const BenchResult& result);
 
 // A text table of `costs` (ms per image and share of the sum) and, when
 // pipeline_cpu_per_image > 0, the pipeline's overhead: its CPU time per image minus
-// the sum.
+// the preset's timed alone (the sum of the parts carries the timing's own costs).
 std::string PresetCostsTable(const PresetCosts& costs, double pipeline_cpu_per_image);
 
 }  // namespace imgpipe
