@@ -242,6 +242,8 @@ ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCa
                 {"batch_size", options.batch_size},
                 {"shard_rows", plan.kind == InputKind::kImages ? json(options.shard_rows) : json()},
                 {"shards", shard_inputs}};
+  // Only when on, so that folders written before the option existed still resume.
+  if (options.draft_decode) plan_doc["draft_decode"] = true;
   ExtractOutput output(options.output, plan_doc);
   output.CheckOrWritePlan();
 

@@ -338,6 +338,11 @@ TEST(RunExtract, AnotherPlanInTheSameFolderIsRefused) {
   o.layer = "penultimate";
   o.dtype = "float64";
   EXPECT_THROW(RunExtract(o), Error);
+  o.dtype = ExtractOptions{}.dtype;
+  o.draft_decode = true;  // other pixels: features of both kinds must not mix
+  EXPECT_THROW(RunExtract(o), Error);
+  o.draft_decode = false;
+  EXPECT_TRUE(RunExtract(o).complete);  // the first run's plan again
 }
 
 TEST(RunExtract, CorruptTfRecordFramingStopsWithFileAndOffset) {
