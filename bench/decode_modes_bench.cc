@@ -28,6 +28,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/median.h"
 
 namespace imgpipe {
 namespace {
@@ -111,11 +112,6 @@ void AddDiff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int* 
     *sum += d;
   }
   *count += static_cast<double>(a.size());
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Prints one table: per variant the median pass's rate, its ratio to the first

@@ -23,18 +23,16 @@
 #include "record/tfrecord_reader.h"
 #include "record/tfrecord_writer.h"
 #include "util/file.h"
+#include "util/median.h"
 
 namespace {
+
+using imgpipe::Median;
 
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Writes about `total_bytes` of records of 50-200 KB cut from a random pool.

@@ -6,7 +6,6 @@
 // time, so that time spent descheduled on a busy machine does not count. Usage:
 // resize_bench [ROUNDS] (default 7).
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -14,23 +13,13 @@
 
 #include "image/codec.h"
 #include "image/resize.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/median.h"
 
 namespace imgpipe {
 namespace {
-
-// Seconds of CPU time used by this thread.
-double ThreadSeconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Decodes every image under `dir` (recursively); skips what does not decode.
 void DecodeAll(const std::string& dir, std::vector<Image>& out) {
@@ -58,14 +47,14 @@ struct Workload {
 // Returns images per CPU second of one round of `w` under `kernel`.
 double RoundRate(const Workload& w, ResizeKernel kernel, std::vector<uint8_t>& out) {
   SetResizeKernel(kernel);
-  const double start = ThreadSeconds();
+  const double start = ThreadCpuSeconds();
   for (int r = 0; r < w.repeat; ++r) {
     for (const Image& image : w.images) {
       ResizeInto(image.pixels.data(), image.width, image.height, image.row_bytes(), 3,
                  out.data(), 224, 224, 224 * 3);
     }
   }
-  const double seconds = ThreadSeconds() - start;
+  const double seconds = ThreadCpuSeconds() - start;
   return static_cast<double>(w.repeat) * w.images.size() / seconds;
 }
 

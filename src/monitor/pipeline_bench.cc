@@ -8,6 +8,7 @@
 #include "monitor/cpu_usage.h"
 #include "record/tfrecord_reader.h"
 #include "util/clock.h"
+#include "util/median.h"
 #include "util/thread_pool.h"
 
 namespace imgpipe {
@@ -114,14 +115,9 @@ CeilingCheck RunCeilingCheck(const LadderConfig& config, const BenchOptions& opt
     loops.push_back(PresetLoopRate(encoded, config.preset, check.threads, options.seconds));
     piped.push_back(RunPipelineBench(best, options, "ceiling check").images_per_s);
   }
-  auto median = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  };
-  check.single_loop = median(single);
-  check.parallel_loops = median(loops);
-  check.pipeline = median(piped);
+  check.single_loop = Median(single);
+  check.parallel_loops = Median(loops);
+  check.pipeline = Median(piped);
   return check;
 }
 

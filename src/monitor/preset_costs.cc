@@ -9,6 +9,7 @@
 #include "pipeline/input_list.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/median.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -16,11 +17,6 @@ namespace {
 
 // One preset call on image i, writing `out`, adding its steps to `times` if not null.
 using PresetCall = std::function<void(size_t i, void* out, PresetStepTimes* times)>;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 // The parts of one pass over the images, in seconds per image.
 PresetCosts MeasurePass(const std::vector<std::string>& images, const PresetCall& call,
