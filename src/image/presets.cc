@@ -42,6 +42,14 @@ class StepClock {
   double last_ = 0;
 };
 
+// `box` (displayed-image pixels) within the decoded image of region `crop`, where the
+// region's pixels lie at `part` (DecodeJpegRegion's `box` out-parameter: scaled, offset).
+PixelBox BoxInDecodedPart(const PixelBox& box, const CropWindow& crop, const PixelBox& part) {
+  const double sx = part.width() / crop.width, sy = part.height() / crop.height;
+  return {part.x0 + (box.x0 - crop.x) * sx, part.y0 + (box.y0 - crop.y) * sy,
+          part.x0 + (box.x1 - crop.x) * sx, part.y0 + (box.y1 - crop.y) * sy};
+}
+
 // A decoded image and where the window lies in it.
 struct DecodedWindow {
   Image image;
@@ -84,9 +92,7 @@ DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
   out.image = DecodeJpegRegion(encoded, path, options, nullptr, &part);
   clock.Lap(&PresetStepTimes::decode);
   // 3. The box within the decoded part (scaled like it).
-  const double sx = part.width() / (x1 - x0), sy = part.height() / (y1 - y0);
-  out.box = {part.x0 + (box.x0 - x0) * sx, part.y0 + (box.y0 - y0) * sy,
-             part.x0 + (box.x1 - x0) * sx, part.y0 + (box.y1 - y0) * sy};
+  out.box = BoxInDecodedPart(box, *options.crop, part);
   return out;
 }
 
@@ -170,9 +176,7 @@ bool DraftEval(std::string_view encoded, const std::string& path, const EvalPres
   PixelBox part;
   const Image image = DecodeJpegRegion(encoded, path, options, nullptr, &part);
   clock.Lap(&PresetStepTimes::decode);
-  const double sx = part.width() / (span.x1 - span.x0), sy = part.height() / (span.y1 - span.y0);
-  const PixelBox in_part = {part.x0 + (box.x0 - span.x0) * sx, part.y0 + (box.y0 - span.y0) * sy,
-                            part.x0 + (box.x1 - span.x0) * sx, part.y0 + (box.y1 - span.y0) * sy};
+  const PixelBox in_part = BoxInDecodedPart(box, *options.crop, part);
   ResizeInto(image.pixels.data(), image.width, image.height, image.row_bytes(), image.channels,
              in_part, resized->pixels.data(), resized->width, resized->height,
              resized->row_bytes());
