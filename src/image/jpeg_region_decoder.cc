@@ -1,82 +1,24 @@
 #include "image/jpeg_region_decoder.h"
 
-// jpeglib.h needs size_t and FILE declared first.
-#include <cstddef>
-#include <cstdio>
-// clang-format off
-#include <jpeglib.h>
-// clang-format on
-
 #include <algorithm>
 #include <csetjmp>
 #include <cstring>
 #include <vector>
 
 #include "image/codec_internal.h"
+#include "image/jpeg_lib.h"
 #include "image/jpeg_markers.h"
+#include "image/jpeg_restart_splice.h"
 #include "image/orientation.h"
 #include "util/error.h"
 
 namespace imgpipe {
 namespace {
 
-// Progressive files with more scans than this are refused, as TurboJPEG's
-// TJFLAG_LIMITSCANS does (DecodeImage uses it): each scan re-reads the whole image.
-constexpr int kMaxProgressiveScans = 500;
-
 // Output columns beyond the window that a cropped decode needs so that fancy (triangle)
 // upsampling of 2x-subsampled chroma sees the same neighbours as a full decode: the
 // sample under the window's last column and the one after it, whole.
 constexpr int kUpsamplingMargin = 4;
-
-// libjpeg reports errors through callbacks that must not return (error_exit) or may
-// (emit_message); both jump back to the setjmp in DecodeStoredRegion, which throws.
-// Warnings (level -1: premature end of data, corrupt entropy data) count as errors,
-// as in DecodeImage: libjpeg would otherwise fill the rest with grey and carry on.
-struct ErrorManager {
-  jpeg_error_mgr manager;
-  jpeg_progress_mgr progress;
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX] = {};
-};
-
-[[noreturn]] void JumpWithMessage(j_common_ptr cinfo) {
-  auto* errors = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, errors->message);
-  std::longjmp(errors->jump, 1);
-}
-
-void EmitMessage(j_common_ptr cinfo, int level) {
-  if (level < 0) JumpWithMessage(cinfo);  // trace messages (level >= 0) are ignored
-}
-
-void LimitScans(j_common_ptr cinfo) {
-  auto* dinfo = reinterpret_cast<j_decompress_ptr>(cinfo);
-  if (dinfo->input_scan_number > kMaxProgressiveScans) {
-    auto* errors = reinterpret_cast<ErrorManager*>(cinfo->err);
-    std::snprintf(errors->message, sizeof errors->message,
-                  "Progressive JPEG image has more than %d scans", kMaxProgressiveScans);
-    std::longjmp(errors->jump, 1);
-  }
-}
-
-// A libjpeg decompressor whose errors jump to `errors.jump`; destroyed on scope exit.
-struct Decompressor {
-  jpeg_decompress_struct cinfo;
-  ErrorManager errors;
-
-  Decompressor() {
-    cinfo.err = jpeg_std_error(&errors.manager);
-    errors.manager.error_exit = JumpWithMessage;
-    errors.manager.emit_message = EmitMessage;
-    errors.progress.progress_monitor = LimitScans;
-    jpeg_create_decompress(&cinfo);  // only fails on out of memory, which error_exit reports
-    cinfo.progress = &errors.progress;
-  }
-  ~Decompressor() { jpeg_destroy_decompress(&cinfo); }
-  Decompressor(const Decompressor&) = delete;
-  Decompressor& operator=(const Decompressor&) = delete;
-};
 
 // EXIF orientation o as the stored -> displayed pixel mapping: displayed =
 // transpose?(flip_x?(W - x) : x, flip_y?(H - y) : y), on continuous coordinates.
@@ -152,16 +94,12 @@ bool CropsColumnsExactly(const jpeg_decompress_struct& cinfo) {
   return true;
 }
 
-// Decodes the stored (not oriented) window [x, x + width) x [y, y + height) at 1/denom
-// scale, rounded outwards to whole scaled pixels; `box` receives the exact window in
-// the result's pixels. `entropy_only`: only the entropy decoding that takes (every row
-// down to the window's last, without IDCT), and an empty image.
-Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const ImageInfo& info,
-                         int x, int y, int width, int height, int denom,
-                         const JpegRegionOptions& options, PixelBox* box,
-                         bool entropy_only = false) {
+// DecodeStoredRegion of `jpeg`, a stored_width x stored_height JPEG (checked).
+Image DecodeStoredJpegRegion(std::string_view jpeg, const std::string& path, int stored_width,
+                             int stored_height, int x, int y, int width, int height, int denom,
+                             const JpegRegionOptions& options, PixelBox* box, bool entropy_only) {
   const int channels = options.channels;
-  Decompressor d;
+  LibjpegDecompressor d;
   Image image;
   std::vector<uint8_t> row;     // one scanline of the iMCU-aligned crop
   std::vector<uint8_t> cmyk;    // the window as decoded, for CMYK files
@@ -172,8 +110,8 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
   // 1. Header; ReadImageInfo has vetted it, so this only fails on a changed buffer.
   jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
   if (jpeg_read_header(&cinfo, TRUE) != JPEG_HEADER_OK ||
-      static_cast<int>(cinfo.image_width) != info.width ||
-      static_cast<int>(cinfo.image_height) != info.height) {
+      static_cast<int>(cinfo.image_width) != stored_width ||
+      static_cast<int>(cinfo.image_height) != stored_height) {
     throw DataError(path, std::nullopt, "invalid JPEG: header changed while decoding");
   }
   const bool is_cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
@@ -249,6 +187,26 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
     CmykToRgbOrGray(cmyk, ScanJpegMarkers(jpeg).adobe, image);
   }
   return image;
+}
+
+// Decodes the stored (not oriented) window [x, x + width) x [y, y + height) at 1/denom
+// scale, rounded outwards to whole scaled pixels; `box` receives the exact window in
+// the result's pixels. `entropy_only`: only the entropy decoding that takes (every row
+// down to the window's last, without IDCT), and an empty image. A file with restart
+// markers has only the MCUs around the window decoded, spliced into a JPEG of their
+// own (the same pixels; jpeg_restart_splice.h).
+Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const ImageInfo& info,
+                         int x, int y, int width, int height, int denom,
+                         const JpegRegionOptions& options, PixelBox* box,
+                         bool entropy_only = false) {
+  const std::optional<SplicedJpeg> spliced = SpliceJpegWindow(jpeg, x, y, width, height);
+  if (!spliced) {
+    return DecodeStoredJpegRegion(jpeg, path, info.width, info.height, x, y, width, height,
+                                  denom, options, box, entropy_only);
+  }
+  return DecodeStoredJpegRegion(spliced->bytes, path, spliced->width, spliced->height,
+                                x - spliced->x, y - spliced->y, width, height, denom, options,
+                                box, entropy_only);
 }
 
 }  // namespace

@@ -1,0 +1,39 @@
+// Crop decoding of JPEGs that have restart markers (DRI): the entropy-coded data between
+// two markers holds a run of whole MCUs that decodes on its own (the DC predictions
+// restart), so the MCUs under a crop window can be cut out and spliced, with renumbered
+// markers, into a JPEG of their own whose decode gives exactly the window's pixels of a
+// decode of the whole file. The decoder then entropy-decodes only those MCUs, not every
+// MCU above and beside the window. AddJpegRestartMarkers (jpeg_transcode.h) gives any
+// JPEG a marker every MCU, the finest cut.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace imgpipe {
+
+// A JPEG spliced from MCUs of another: its pixels are those of the original's stored
+// (not EXIF-oriented) rectangle [x, x + width) x [y, y + height).
+struct SplicedJpeg {
+  std::string bytes;
+  int x = 0;
+  int y = 0;
+  int width = 0;
+  int height = 0;
+};
+
+// Splices the MCUs that cover the stored window [x, x + window_width) x
+// [y, y + window_height) of `jpeg`, and one MCU more on each side where the image has
+// one, so that chroma upsampling inside the window sees its real neighbours: then the
+// window's pixels decode exactly as in a decode of the whole file, at any DCT scale.
+// Returns nullopt, for a decode of the whole file, when the file has no restart markers
+// or is not a single sequential Huffman-coded scan of all its components, when its
+// restart interval neither divides nor is a multiple of its MCU rows, when its markers
+// are not the expected ones in the expected number (damaged or truncated data: the
+// whole decode reports it), or when the window needs every MCU down to its last row
+// anyway. Never throws.
+std::optional<SplicedJpeg> SpliceJpegWindow(std::string_view jpeg, int x, int y,
+                                            int window_width, int window_height);
+
+}  // namespace imgpipe

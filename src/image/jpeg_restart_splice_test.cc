@@ -1,0 +1,184 @@
+#include "image/jpeg_restart_splice.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "image/codec.h"
+#include "image/image_test_util.h"
+#include "image/jpeg_lib.h"
+#include "image/jpeg_region_decoder.h"
+#include "image/jpeg_transcode.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/random.h"
+
+namespace imgpipe {
+namespace {
+
+// MCUs in one row of a JPEG's first scan, from libjpeg's header.
+int McusPerRow(const std::string& jpeg) {
+  LibjpegDecompressor d;
+  if (setjmp(d.errors.jump) != 0) throw Error(std::string("libjpeg: ") + d.errors.message);
+  jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
+  jpeg_read_header(&d.cinfo, TRUE);
+  const int mcu = d.cinfo.num_components == 1 ? 8 : 8 * d.cinfo.max_h_samp_factor;
+  return (static_cast<int>(d.cinfo.image_width) + mcu - 1) / mcu;
+}
+
+std::string WithRestarts(const std::string& jpeg, int interval) {
+  std::optional<std::string> rewritten = AddJpegRestartMarkers(jpeg, "test.jpg", interval);
+  if (!rewritten) throw Error("not rewritten");
+  return *rewritten;
+}
+
+// Random windows of a width x height image, with its corners and edges.
+std::vector<CropWindow> Windows(int width, int height, uint64_t seed) {
+  std::vector<CropWindow> windows = {{0, 0, width, height},
+                                     {0, 0, 1, 1},
+                                     {width - 1, height - 1, 1, 1},
+                                     {width / 2, 0, width - width / 2, 1},
+                                     {0, height / 2, 1, height - height / 2},
+                                     {17, 23, std::min(40, width - 17), std::min(9, height - 23)}};
+  SplitMix64 random(seed);
+  for (int i = 0; i < 10; ++i) {
+    const int w = 1 + static_cast<int>(random.Below(width));
+    const int h = 1 + static_cast<int>(random.Below(height));
+    windows.push_back({static_cast<int>(random.Below(width - w + 1)),
+                       static_cast<int>(random.Below(height - h + 1)), w, h});
+  }
+  return windows;
+}
+
+// Every window of `marked` (a restart-marked copy of `plain`) decodes, at every DCT
+// scale and both channel counts, to exactly what the same window of `plain` (no markers:
+// the plain crop decode) does. Adds how many windows were spliced to `spliced`.
+void ExpectSplicedRegionsExact(const std::string& plain, const std::string& marked,
+                               const std::string& label, int& spliced) {
+  const ImageInfo info = ReadDisplayedJpegInfo(plain, label);
+  for (const CropWindow& w : Windows(info.width, info.height, marked.size())) {
+    for (int scale : {1, 2, 4, 8}) {
+      for (int channels : {3, 1}) {
+        SCOPED_TRACE(label + " window " + std::to_string(w.width) + "x" + std::to_string(w.height) +
+                     "+" + std::to_string(w.x) + "+" + std::to_string(w.y) + " 1/" +
+                     std::to_string(scale) + " channels " + std::to_string(channels));
+        JpegRegionOptions options;
+        options.crop = w;
+        options.scale = scale;
+        options.channels = channels;
+        PixelBox box_plain, box_marked;
+        const Image a = DecodeJpegRegion(plain, label, options, nullptr, &box_plain);
+        const Image b = DecodeJpegRegion(marked, label, options, nullptr, &box_marked);
+        ASSERT_EQ(a.width, b.width);
+        ASSERT_EQ(a.height, b.height);
+        ASSERT_EQ(MaxAbsDiff(a, b), 0);
+        EXPECT_EQ(box_plain.x0, box_marked.x0);
+        EXPECT_EQ(box_plain.y1, box_marked.y1);
+      }
+    }
+    if (SpliceJpegWindow(marked, w.x, w.y, w.width, w.height)) ++spliced;
+  }
+}
+
+// Restart markers every MCU, every row, every 2 rows, every 2 MCUs and an interval
+// that lines up with neither (never spliced): windows decode exactly as without markers,
+// for every chroma subsampling (4:1:0, 4:1:1, 4:2:0 with odd sizes, 4:2:2, 4:4:0, 4:4:4,
+// 2x4) and real photos.
+TEST(JpegRestartSpliceTest, SplicedWindowsDecodeExactly) {
+  std::vector<std::string> paths = ImageFilesIn("images/mixed-formats/0");
+  paths.push_back(ImageFilesIn("images/photos-by-class/100").at(0));
+  for (const std::string& path : paths) {
+    const std::string plain = ReadFile(path);
+    const int per_row = McusPerRow(plain);
+    std::vector<int> intervals = {1, per_row, 2 * per_row};
+    if (per_row % 2 == 0) intervals.push_back(2);
+    if (per_row > 3 && per_row % 3 != 0) intervals.push_back(3);
+    for (int interval : intervals) {
+      const std::string marked = WithRestarts(plain, interval);
+      int spliced = 0;
+      ExpectSplicedRegionsExact(plain, marked, path + " interval " + std::to_string(interval),
+                                spliced);
+      const bool lines_up = per_row % interval == 0 || interval % per_row == 0;
+      if (!lines_up) {
+        EXPECT_EQ(spliced, 0) << path << " interval " << interval;
+      } else {
+        EXPECT_GT(spliced, interval == 1 ? 8 : 2) << path << " interval " << interval;
+      }
+    }
+  }
+}
+
+// EXIF orientation (the window is displayed, the splice stored), grayscale files.
+TEST(JpegRestartSpliceTest, OrientedAndGrayFiles) {
+  const std::string photo = ReadFile(ImageFilesIn("images/photos-by-class/100").at(0));
+  for (int orientation : {3, 6, 8}) {
+    const std::string plain = WithExifOrientation(photo, orientation);
+    int spliced = 0;
+    ExpectSplicedRegionsExact(plain, WithRestarts(plain, 1),
+                              "oriented " + std::to_string(orientation), spliced);
+    EXPECT_GT(spliced, 3);
+  }
+  const std::string gray = EncodeJpeg(GradientImage(93, 61, 1));
+  int spliced = 0;
+  ExpectSplicedRegionsExact(gray, WithRestarts(gray, 1), "gray", spliced);
+  EXPECT_GT(spliced, 3);
+}
+
+TEST(JpegRestartSpliceTest, SplicesOnlyTheMcusAroundTheWindow) {
+  const std::string plain = ReadFile(ImageFilesIn("images/photos-by-class/100").at(0));  // 640x408
+  const std::string marked = WithRestarts(plain, 1);
+  // No markers, or a window that needs every MCU from the top anyway: no splice.
+  EXPECT_FALSE(SpliceJpegWindow(plain, 200, 200, 100, 100));
+  EXPECT_FALSE(SpliceJpegWindow(marked, 0, 0, 640, 100));
+  EXPECT_TRUE(SpliceJpegWindow(marked, 0, 0, 10, 10));  // the columns to its right
+  // An interior window: its MCUs (16x16) and one more on each side.
+  const std::optional<SplicedJpeg> s = SpliceJpegWindow(marked, 200, 100, 100, 50);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->x, 192 - 16);
+  EXPECT_EQ(s->y, 96 - 16);
+  EXPECT_EQ(s->width, 304 + 16 - s->x);
+  EXPECT_EQ(s->height, 160 + 16 - s->y);
+  EXPECT_LT(s->bytes.size(), marked.size() / 4);
+  const Image decoded = DecodeImage(s->bytes, "spliced.jpg");
+  EXPECT_EQ(decoded.width, s->width);
+  EXPECT_EQ(MaxAbsDiff(CropImage(decoded, 200 - s->x, 100 - s->y, 100, 50),
+                       CropImage(DecodeImage(plain, "p.jpg"), 200, 100, 100, 50)),
+            0);
+  // The right and bottom edges: up to the image's.
+  const std::optional<SplicedJpeg> corner = SpliceJpegWindow(marked, 630, 400, 10, 8);
+  ASSERT_TRUE(corner);
+  EXPECT_EQ(corner->x + corner->width, 640);
+  EXPECT_EQ(corner->y + corner->height, 408);
+  // Windows outside the image: none.
+  EXPECT_FALSE(SpliceJpegWindow(marked, 600, 0, 41, 10));
+  EXPECT_FALSE(SpliceJpegWindow(marked, -1, 0, 10, 10));
+}
+
+// Damaged scans are not spliced, so that the plain decode reports them: a truncated file,
+// a restart marker out of order, a missing one, one too many.
+TEST(JpegRestartSpliceTest, DamagedScansAreNotSpliced) {
+  const std::string plain = ReadFile(ImageFilesIn("images/photos-by-class/100").at(0));
+  const std::string marked = WithRestarts(plain, 1);
+  ASSERT_TRUE(SpliceJpegWindow(marked, 200, 100, 100, 50));
+  EXPECT_FALSE(SpliceJpegWindow(marked.substr(0, marked.size() - 2), 200, 100, 100, 50));
+  EXPECT_FALSE(SpliceJpegWindow(marked.substr(0, marked.size() / 2), 200, 100, 100, 50));
+  const size_t rst = marked.find("\xFF\xD3");
+  ASSERT_NE(rst, std::string::npos);
+  std::string reordered = marked;
+  reordered[rst + 1] = '\xD4';
+  EXPECT_FALSE(SpliceJpegWindow(reordered, 200, 100, 100, 50));
+  std::string missing = marked;
+  missing.erase(rst, 2);
+  EXPECT_FALSE(SpliceJpegWindow(missing, 200, 100, 100, 50));
+  std::string extra = marked;
+  extra.insert(marked.size() - 2, "\xFF\xD0");
+  EXPECT_FALSE(SpliceJpegWindow(extra, 200, 100, 100, 50));
+  // And the region decode of a file cut above the window reports it.
+  JpegRegionOptions options;
+  options.crop = CropWindow{200, 300, 100, 50};
+  EXPECT_THROW(DecodeJpegRegion(marked.substr(0, marked.size() / 2), "cut.jpg", options), DataError);
+}
+
+}  // namespace
+}  // namespace imgpipe

@@ -1,0 +1,88 @@
+#include "image/jpeg_transcode.h"
+
+#include <cstring>
+
+#include "image/codec.h"
+#include "image/codec_internal.h"
+#include "image/image_format.h"
+#include "image/jpeg_lib.h"
+#include "util/error.h"
+
+namespace imgpipe {
+namespace {
+
+bool HasSignature(const jpeg_saved_marker_ptr marker, const char* signature) {
+  const size_t n = std::strlen(signature) + 1;  // with its terminating zero
+  return marker->data_length >= n && std::memcmp(marker->data, signature, n) == 0;
+}
+
+// Copies the saved APPn and COM segments of `in` to `out`, but the JFIF (APP0) and
+// Adobe (APP14) ones that libjpeg writes itself for `out` (as jpegtran does).
+void CopyMarkers(jpeg_decompress_struct& in, jpeg_compress_struct& out) {
+  for (jpeg_saved_marker_ptr m = in.marker_list; m != nullptr; m = m->next) {
+    if (out.write_JFIF_header && m->marker == JPEG_APP0 && HasSignature(m, "JFIF")) continue;
+    if (out.write_Adobe_marker && m->marker == JPEG_APP0 + 14 && m->data_length >= 5 &&
+        std::memcmp(m->data, "Adobe", 5) == 0) {
+      continue;
+    }
+    jpeg_write_marker(&out, m->marker, m->data, m->data_length);
+  }
+}
+
+// The rewrite itself, unchecked; nullopt as AddJpegRestartMarkers.
+std::optional<std::string> Rewrite(std::string_view jpeg, const std::string& path, int interval) {
+  LibjpegDecompressor d;
+  LibjpegCompressor c;
+  if (setjmp(d.errors.jump) != 0) throw DataError(path, std::nullopt, JpegReason(d.errors.message));
+  if (setjmp(c.errors.jump) != 0) {
+    throw Error(path + ": cannot rewrite the JPEG: " + c.errors.message);
+  }
+  // 1. The header, keeping every APPn and COM segment.
+  jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
+  jpeg_save_markers(&d.cinfo, JPEG_COM, 0xFFFF);
+  for (int m = 0; m < 16; ++m) jpeg_save_markers(&d.cinfo, JPEG_APP0 + m, 0xFFFF);
+  jpeg_read_header(&d.cinfo, TRUE);
+  const J_COLOR_SPACE space = d.cinfo.jpeg_color_space;
+  if (space == JCS_CMYK || space == JCS_YCCK || d.cinfo.arith_code ||
+      (!d.cinfo.progressive_mode && static_cast<int>(d.cinfo.restart_interval) == interval)) {
+    return std::nullopt;
+  }
+  // 2. The coefficients, written out again with the restart interval.
+  jvirt_barray_ptr* coefficients = jpeg_read_coefficients(&d.cinfo);
+  jpeg_copy_critical_parameters(&d.cinfo, &c.cinfo);
+  c.cinfo.restart_interval = static_cast<unsigned int>(interval);
+  c.cinfo.optimize_coding = TRUE;
+  jpeg_write_coefficients(&c.cinfo, coefficients);
+  CopyMarkers(d.cinfo, c.cinfo);
+  jpeg_finish_compress(&c.cinfo);
+  jpeg_finish_decompress(&d.cinfo);
+  return std::string(reinterpret_cast<const char*>(c.output), c.output_size);
+}
+
+}  // namespace
+
+std::optional<std::string> AddJpegRestartMarkers(std::string_view jpeg, const std::string& path,
+                                                 int interval) {
+  if (interval < 1 || interval > kMaxJpegRestartInterval) {
+    throw Error("restart interval must be 1 to " + std::to_string(kMaxJpegRestartInterval) +
+                " MCUs, not " + std::to_string(interval));
+  }
+  // 1. The checks DecodeImage makes (format, process, size), with its messages.
+  const ImageInfo info = ReadImageInfo(jpeg, path);
+  if (info.format != ImageFormat::kJpeg) {
+    throw DataError(path, std::nullopt,
+                    std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
+  }
+  // 2. The rewrite, kept only if it decodes to the same pixels.
+  std::optional<std::string> rewritten = Rewrite(jpeg, path, interval);
+  if (!rewritten) return std::nullopt;
+  const Image before = DecodeImage(jpeg, path);
+  const Image after = DecodeImage(*rewritten, path + " (rewritten with restart markers)");
+  if (after.width != before.width || after.height != before.height ||
+      after.channels != before.channels || after.pixels != before.pixels) {
+    return std::nullopt;
+  }
+  return rewritten;
+}
+
+}  // namespace imgpipe

@@ -1,0 +1,121 @@
+#include "image/jpeg_transcode.h"
+
+#include <gtest/gtest.h>
+#include <turbojpeg.h>
+
+#include <string>
+#include <vector>
+
+#include "image/codec.h"
+#include "image/image_test_util.h"
+#include "image/jpeg_lib.h"
+#include "image/jpeg_markers.h"
+#include "util/error.h"
+#include "util/file.h"
+
+namespace imgpipe {
+namespace {
+
+// The restart interval and progressive flag of a JPEG, from libjpeg's header.
+struct JpegLayout {
+  int restart_interval = 0;
+  bool progressive = false;
+};
+
+JpegLayout LayoutOf(const std::string& jpeg) {
+  LibjpegDecompressor d;
+  if (setjmp(d.errors.jump) != 0) throw Error(std::string("libjpeg: ") + d.errors.message);
+  jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
+  jpeg_read_header(&d.cinfo, TRUE);
+  return {static_cast<int>(d.cinfo.restart_interval), d.cinfo.progressive_mode != 0};
+}
+
+// The bytes of every APPn (n >= 1) and COM segment before the first scan, in order.
+std::vector<std::string> MetadataSegments(const std::string& jpeg) {
+  std::vector<std::string> out;
+  size_t pos = 2;
+  while (pos + 4 <= jpeg.size() && static_cast<uint8_t>(jpeg[pos]) == 0xFF) {
+    const int marker = static_cast<uint8_t>(jpeg[pos + 1]);
+    const size_t length = static_cast<uint8_t>(jpeg[pos + 2]) << 8 | static_cast<uint8_t>(jpeg[pos + 3]);
+    if (marker == 0xDA) break;
+    if ((marker >= 0xE1 && marker <= 0xEF) || marker == 0xFE) out.push_back(jpeg.substr(pos, 2 + length));
+    pos += 2 + length;
+  }
+  return out;
+}
+
+TEST(JpegTranscodeTest, RealPhotosKeepTheirPixelsAndGainTheInterval) {
+  std::vector<std::string> paths = ImageFilesIn("images/photos-by-class/100");
+  for (const std::string& p : ImageFilesIn("images/mixed-formats/0")) paths.push_back(p);
+  ASSERT_GE(paths.size(), 14u);
+  for (const std::string& path : paths) {
+    SCOPED_TRACE(path);
+    const std::string jpeg = ReadFile(path);
+    for (int interval : {1, 4, 1000}) {
+      const std::optional<std::string> rewritten = AddJpegRestartMarkers(jpeg, path, interval);
+      ASSERT_TRUE(rewritten.has_value());
+      EXPECT_EQ(LayoutOf(*rewritten).restart_interval, interval);
+      EXPECT_EQ(MaxAbsDiff(DecodeImage(*rewritten, "r.jpg"), DecodeImage(jpeg, path)), 0);
+      EXPECT_EQ(MetadataSegments(*rewritten), MetadataSegments(jpeg));
+      // Already so: nothing to do.
+      EXPECT_FALSE(AddJpegRestartMarkers(*rewritten, path, interval).has_value());
+    }
+  }
+}
+
+TEST(JpegTranscodeTest, ExifOrientationAndProgressiveFiles) {
+  const std::string photo = ReadFile(ImageFilesIn("images/photos-by-class/100").at(0));
+  const std::string oriented = WithExifOrientation(photo, 6);
+  const std::optional<std::string> rewritten = AddJpegRestartMarkers(oriented, "o.jpg", 1);
+  ASSERT_TRUE(rewritten.has_value());
+  EXPECT_EQ(ScanJpegMarkers(*rewritten).orientation, 6);
+  EXPECT_EQ(MaxAbsDiff(DecodeImage(*rewritten, "r.jpg"), DecodeImage(oriented, "o.jpg")), 0);
+
+  // A progressive file becomes sequential, with the same pixels.
+  const Image pixels = DecodeImage(photo, "p.jpg");
+  tjhandle handle = tjInitCompress();
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;  // NOLINT(runtime/int)
+  ASSERT_EQ(tjCompress2(handle, pixels.pixels.data(), pixels.width, 0, pixels.height, TJPF_RGB,
+                        &buffer, &size, TJSAMP_420, 90, TJFLAG_PROGRESSIVE),
+            0);
+  const std::string progressive(reinterpret_cast<char*>(buffer), size);
+  tjFree(buffer);
+  tjDestroy(handle);
+  ASSERT_TRUE(LayoutOf(progressive).progressive);
+  const std::optional<std::string> sequential = AddJpegRestartMarkers(progressive, "p.jpg", 1);
+  ASSERT_TRUE(sequential.has_value());
+  EXPECT_FALSE(LayoutOf(*sequential).progressive);
+  EXPECT_EQ(MaxAbsDiff(DecodeImage(*sequential, "s.jpg"), DecodeImage(progressive, "p.jpg")), 0);
+}
+
+TEST(JpegTranscodeTest, CmykIsLeftAsItIs) {
+  std::vector<unsigned char> cmyk(33 * 17 * 4, 90);
+  tjhandle handle = tjInitCompress();
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;  // NOLINT(runtime/int)
+  ASSERT_EQ(tjCompress2(handle, cmyk.data(), 33, 0, 17, TJPF_CMYK, &buffer, &size, TJSAMP_444, 90, 0), 0);
+  const std::string jpeg(reinterpret_cast<char*>(buffer), size);
+  tjFree(buffer);
+  tjDestroy(handle);
+  EXPECT_FALSE(AddJpegRestartMarkers(jpeg, "cmyk.jpg", 1).has_value());
+}
+
+TEST(JpegTranscodeTest, BadInputsAreErrorsNamingThePath) {
+  const std::string photo = ReadFile(ImageFilesIn("images/photos-by-class/100").at(0));
+  for (int interval : {0, -1, 65536}) {
+    EXPECT_THROW(AddJpegRestartMarkers(photo, "p.jpg", interval), Error) << interval;
+  }
+  for (const std::string& bad : {photo.substr(0, photo.size() / 2), std::string("not an image"),
+                                 ReadFile(TestDataPath("images/mixed-formats/2/cat-1046544_640.png"))}) {
+    try {
+      AddJpegRestartMarkers(bad, "bad.jpg", 1);
+      ADD_FAILURE() << "no error";
+    } catch (const DataError& e) {
+      EXPECT_EQ(e.path(), "bad.jpg") << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace imgpipe
