@@ -199,7 +199,9 @@ Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const I
                          int x, int y, int width, int height, int denom,
                          const JpegRegionOptions& options, PixelBox* box,
                          bool entropy_only = false) {
-  const std::optional<SplicedJpeg> spliced = SpliceJpegWindow(jpeg, x, y, width, height);
+  // Fancy upsampling reads, for each pixel, the chroma sample beside its own: one
+  // (scaled) pixel beyond the window.
+  const std::optional<SplicedJpeg> spliced = SpliceJpegWindow(jpeg, x, y, width, height, denom);
   if (!spliced) {
     return DecodeStoredJpegRegion(jpeg, path, info.width, info.height, x, y, width, height,
                                   denom, options, box, entropy_only);

@@ -118,6 +118,16 @@ bool ReadSegments(std::string_view jpeg, ScanLayout& layout) {
   }
 }
 
+// The MCUs [first, end) of `count` that cover [begin, begin + length), each mcu_size
+// pixels, and one more at an end that lies within `margin` pixels of their edge.
+std::pair<int, int> McuSpan(int begin, int length, int mcu_size, int count, int margin) {
+  int first = begin / mcu_size;
+  int end = CeilDiv(begin + length, mcu_size);
+  if (begin - first * mcu_size < margin) --first;
+  if (end * mcu_size - (begin + length) < margin) ++end;
+  return {std::max(first, 0), std::min(end, count)};
+}
+
 void StoreU16(std::string& out, size_t at, int value) {
   out[at] = static_cast<char>(value >> 8);
   out[at + 1] = static_cast<char>(value & 0xFF);
@@ -126,7 +136,7 @@ void StoreU16(std::string& out, size_t at, int value) {
 }  // namespace
 
 std::optional<SplicedJpeg> SpliceJpegWindow(std::string_view jpeg, int x, int y,
-                                            int window_width, int window_height) {
+                                            int window_width, int window_height, int margin) {
   // 1. The layout; a restart interval that lines up with the MCU rows.
   ScanLayout layout;
   if (!ReadHeader(jpeg, layout)) return std::nullopt;
@@ -138,12 +148,12 @@ std::optional<SplicedJpeg> SpliceJpegWindow(std::string_view jpeg, int x, int y,
       x > layout.width - window_width || y > layout.height - window_height) {
     return std::nullopt;
   }
-  // 2. The MCUs to keep: the window's and one more on each side, widened to whole
-  //    segments (columns when segments lie within rows, rows when they span rows).
-  int c0 = std::max(x / layout.mcu_width - 1, 0);
-  int c1 = std::min(CeilDiv(x + window_width, layout.mcu_width) + 1, per_row);
-  int r0 = std::max(y / layout.mcu_height - 1, 0);
-  int r1 = std::min(CeilDiv(y + window_height, layout.mcu_height) + 1, layout.mcu_rows);
+  // 2. The MCUs to keep: the window's, one more on a side it comes within `margin` of,
+  //    widened to whole segments (columns when segments lie within rows, rows when
+  //    they span rows).
+  const auto [c0_, c1_] = McuSpan(x, window_width, layout.mcu_width, per_row, margin);
+  const auto [r0_, r1_] = McuSpan(y, window_height, layout.mcu_height, layout.mcu_rows, margin);
+  int c0 = c0_, c1 = c1_, r0 = r0_, r1 = r1_;
   if (per_row % interval == 0) {
     c0 = c0 / interval * interval;
     c1 = std::min(CeilDiv(c1, interval) * interval, per_row);

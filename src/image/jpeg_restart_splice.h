@@ -24,16 +24,17 @@ struct SplicedJpeg {
 };
 
 // Splices the MCUs that cover the stored window [x, x + window_width) x
-// [y, y + window_height) of `jpeg`, and one MCU more on each side where the image has
-// one, so that chroma upsampling inside the window sees its real neighbours: then the
-// window's pixels decode exactly as in a decode of the whole file, at any DCT scale.
-// Returns nullopt, for a decode of the whole file, when the file has no restart markers
-// or is not a single sequential Huffman-coded scan of all its components, when its
-// restart interval neither divides nor is a multiple of its MCU rows, when its markers
-// are not the expected ones in the expected number (damaged or truncated data: the
-// whole decode reports it), or when the window needs every MCU down to its last row
+// [y, y + window_height) of `jpeg`, and one MCU more on each side where the window comes
+// within `margin` pixels of its MCUs' edge (and the image goes on): chroma upsampling
+// reads up to `margin` pixels beyond the window, and the splice's edges must be the real
+// neighbours there. Then the window's pixels decode exactly as in a decode of the whole
+// file. Returns nullopt, for a decode of the whole file, when the file has no restart
+// markers or is not a single sequential Huffman-coded scan of all its components, when
+// its restart interval neither divides nor is a multiple of its MCU rows, when its
+// markers are not the expected ones in the expected number (damaged or truncated data:
+// the whole decode reports it), or when the window needs every MCU down to its last row
 // anyway. Never throws.
 std::optional<SplicedJpeg> SpliceJpegWindow(std::string_view jpeg, int x, int y,
-                                            int window_width, int window_height);
+                                            int window_width, int window_height, int margin);
 
 }  // namespace imgpipe

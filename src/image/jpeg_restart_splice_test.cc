@@ -77,7 +77,7 @@ void ExpectSplicedRegionsExact(const std::string& plain, const std::string& mark
         EXPECT_EQ(box_plain.y1, box_marked.y1);
       }
     }
-    if (SpliceJpegWindow(marked, w.x, w.y, w.width, w.height)) ++spliced;
+    if (SpliceJpegWindow(marked, w.x, w.y, w.width, w.height, 4)) ++spliced;
   }
 }
 
@@ -129,16 +129,23 @@ TEST(JpegRestartSpliceTest, SplicesOnlyTheMcusAroundTheWindow) {
   const std::string plain = ReadFile(ImageFilesIn("images/photos-by-class/100").at(0));  // 640x408
   const std::string marked = WithRestarts(plain, 1);
   // No markers, or a window that needs every MCU from the top anyway: no splice.
-  EXPECT_FALSE(SpliceJpegWindow(plain, 200, 200, 100, 100));
-  EXPECT_FALSE(SpliceJpegWindow(marked, 0, 0, 640, 100));
-  EXPECT_TRUE(SpliceJpegWindow(marked, 0, 0, 10, 10));  // the columns to its right
-  // An interior window: its MCUs (16x16) and one more on each side.
-  const std::optional<SplicedJpeg> s = SpliceJpegWindow(marked, 200, 100, 100, 50);
+  EXPECT_FALSE(SpliceJpegWindow(plain, 200, 200, 100, 100, 4));
+  EXPECT_FALSE(SpliceJpegWindow(marked, 0, 0, 640, 100, 4));
+  EXPECT_TRUE(SpliceJpegWindow(marked, 0, 0, 10, 10, 4));  // the columns to its right
+  // An interior window at least 4 pixels inside its MCUs (16x16): just those MCUs.
+  const std::optional<SplicedJpeg> s = SpliceJpegWindow(marked, 200, 100, 100, 50, 4);
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->x, 192 - 16);
-  EXPECT_EQ(s->y, 96 - 16);
-  EXPECT_EQ(s->width, 304 + 16 - s->x);
-  EXPECT_EQ(s->height, 160 + 16 - s->y);
+  EXPECT_EQ(s->x, 192);
+  EXPECT_EQ(s->y, 96);
+  EXPECT_EQ(s->width, 304 - 192);
+  EXPECT_EQ(s->height, 160 - 96);
+  // Within 4 pixels of their left and top edges: one MCU more there.
+  const std::optional<SplicedJpeg> near = SpliceJpegWindow(marked, 194, 98, 108, 58, 4);
+  ASSERT_TRUE(near);
+  EXPECT_EQ(near->x, 176);
+  EXPECT_EQ(near->y, 80);
+  EXPECT_EQ(near->width, 320 - 176);  // ends 2 pixels before 304: one more
+  EXPECT_EQ(near->height, 160 - 80);  // ends 4 before 160: none
   EXPECT_LT(s->bytes.size(), marked.size() / 4);
   const Image decoded = DecodeImage(s->bytes, "spliced.jpg");
   EXPECT_EQ(decoded.width, s->width);
@@ -146,13 +153,13 @@ TEST(JpegRestartSpliceTest, SplicesOnlyTheMcusAroundTheWindow) {
                        CropImage(DecodeImage(plain, "p.jpg"), 200, 100, 100, 50)),
             0);
   // The right and bottom edges: up to the image's.
-  const std::optional<SplicedJpeg> corner = SpliceJpegWindow(marked, 630, 400, 10, 8);
+  const std::optional<SplicedJpeg> corner = SpliceJpegWindow(marked, 630, 400, 10, 8, 4);
   ASSERT_TRUE(corner);
   EXPECT_EQ(corner->x + corner->width, 640);
   EXPECT_EQ(corner->y + corner->height, 408);
   // Windows outside the image: none.
-  EXPECT_FALSE(SpliceJpegWindow(marked, 600, 0, 41, 10));
-  EXPECT_FALSE(SpliceJpegWindow(marked, -1, 0, 10, 10));
+  EXPECT_FALSE(SpliceJpegWindow(marked, 600, 0, 41, 10, 4));
+  EXPECT_FALSE(SpliceJpegWindow(marked, -1, 0, 10, 10, 4));
 }
 
 // Damaged scans are not spliced, so that the plain decode reports them: a truncated file,
@@ -160,20 +167,20 @@ TEST(JpegRestartSpliceTest, SplicesOnlyTheMcusAroundTheWindow) {
 TEST(JpegRestartSpliceTest, DamagedScansAreNotSpliced) {
   const std::string plain = ReadFile(ImageFilesIn("images/photos-by-class/100").at(0));
   const std::string marked = WithRestarts(plain, 1);
-  ASSERT_TRUE(SpliceJpegWindow(marked, 200, 100, 100, 50));
-  EXPECT_FALSE(SpliceJpegWindow(marked.substr(0, marked.size() - 2), 200, 100, 100, 50));
-  EXPECT_FALSE(SpliceJpegWindow(marked.substr(0, marked.size() / 2), 200, 100, 100, 50));
+  ASSERT_TRUE(SpliceJpegWindow(marked, 200, 100, 100, 50, 4));
+  EXPECT_FALSE(SpliceJpegWindow(marked.substr(0, marked.size() - 2), 200, 100, 100, 50, 4));
+  EXPECT_FALSE(SpliceJpegWindow(marked.substr(0, marked.size() / 2), 200, 100, 100, 50, 4));
   const size_t rst = marked.find("\xFF\xD3");
   ASSERT_NE(rst, std::string::npos);
   std::string reordered = marked;
   reordered[rst + 1] = '\xD4';
-  EXPECT_FALSE(SpliceJpegWindow(reordered, 200, 100, 100, 50));
+  EXPECT_FALSE(SpliceJpegWindow(reordered, 200, 100, 100, 50, 4));
   std::string missing = marked;
   missing.erase(rst, 2);
-  EXPECT_FALSE(SpliceJpegWindow(missing, 200, 100, 100, 50));
+  EXPECT_FALSE(SpliceJpegWindow(missing, 200, 100, 100, 50, 4));
   std::string extra = marked;
   extra.insert(marked.size() - 2, "\xFF\xD0");
-  EXPECT_FALSE(SpliceJpegWindow(extra, 200, 100, 100, 50));
+  EXPECT_FALSE(SpliceJpegWindow(extra, 200, 100, 100, 50, 4));
   // And the region decode of a file cut above the window reports it.
   JpegRegionOptions options;
   options.crop = CropWindow{200, 300, 100, 50};
