@@ -94,15 +94,61 @@ bool CropsColumnsExactly(const jpeg_decompress_struct& cinfo) {
   return true;
 }
 
-// DecodeStoredRegion of `jpeg`, a stored_width x stored_height JPEG (checked).
-Image DecodeStoredJpegRegion(std::string_view jpeg, const std::string& path, int stored_width,
-                             int stored_height, int x, int y, int width, int height, int denom,
-                             const JpegRegionOptions& options, PixelBox* box, bool entropy_only) {
+// Where a started decompression puts a window: its scaled pixels [x0, x1) x [y0, y1),
+// rounded outwards, and the scaled column that libjpeg's output column 0 is.
+struct ScaledWindow {
+  int x0, y0, x1, y1;
+  int output_x;
+};
+
+// The stored window [x, x + width) x [y, y + height) at the started decompression's
+// scale, 1/denom; crops libjpeg's output columns around it (jpeg_crop_scanline).
+ScaledWindow CropColumns(jpeg_decompress_struct& cinfo, int x, int y, int width, int height,
+                         int denom) {
+  // 1. The window at this scale, rounded outwards.
+  const int scaled_width = static_cast<int>(cinfo.output_width);
+  const int scaled_height = static_cast<int>(cinfo.output_height);
+  ScaledWindow w;
+  w.x0 = x / denom;
+  w.y0 = y / denom;
+  w.x1 = std::min(CeilDiv(x + width, denom), scaled_width);
+  w.y1 = std::min(CeilDiv(y + height, denom), scaled_height);
+  // 2. Columns: libjpeg widens [x0, x1) to the iMCU boundary on the left, and treats
+  //    both ends of what it decodes as the image's edges, where fancy upsampling
+  //    repeats the last chroma sample instead of reading its neighbour. So ask for a
+  //    margin on each side (a real edge needs none): then every column of the window
+  //    is upsampled as in a full decode, and the window is exact.
+  //    Where libjpeg's column crop is not exact (CropsColumnsExactly), whole rows are
+  //    decoded.
+  const int crop_x0 = std::max(w.x0 - kUpsamplingMargin, 0);
+  const int crop_x1 = std::min(w.x1 + kUpsamplingMargin, scaled_width);
+  JDIMENSION crop_x = 0;
+  if (crop_x1 - crop_x0 < scaled_width && CropsColumnsExactly(cinfo)) {
+    crop_x = static_cast<JDIMENSION>(crop_x0);
+    JDIMENSION crop_width = static_cast<JDIMENSION>(crop_x1 - crop_x0);
+    jpeg_crop_scanline(&cinfo, &crop_x, &crop_width);
+  }
+  w.output_x = static_cast<int>(crop_x);
+  return w;
+}
+
+// Reads one scanline into `row` (the memory source never suspends, so this returns).
+void ReadScanline(jpeg_decompress_struct& cinfo, uint8_t* row) {
+  JSAMPROW rows[1] = {row};
+  while (jpeg_read_scanlines(&cinfo, rows, 1) != 1) {
+  }
+}
+
+// DecodeStoredRegion of `jpeg`, a stored_width x stored_height JPEG (checked), into
+// `image`.
+void DecodeStoredJpegRegion(std::string_view jpeg, const std::string& path, int stored_width,
+                            int stored_height, int x, int y, int width, int height, int denom,
+                            const JpegRegionOptions& options, bool entropy_only, Image& image,
+                            PixelBox* box) {
   const int channels = options.channels;
   LibjpegDecompressor d;
-  Image image;
-  std::vector<uint8_t> row;     // one scanline of the iMCU-aligned crop
-  std::vector<uint8_t> cmyk;    // the window as decoded, for CMYK files
+  std::vector<uint8_t> row;   // one output scanline, when the window is copied out of it
+  std::vector<uint8_t> cmyk;  // the window as decoded, for CMYK files
   if (setjmp(d.errors.jump) != 0) {
     throw DataError(path, std::nullopt, JpegReason(d.errors.message));
   }
@@ -124,61 +170,39 @@ Image DecodeStoredJpegRegion(std::string_view jpeg, const std::string& path, int
   cinfo.do_fancy_upsampling = options.speed.fast_upsampling ? FALSE : TRUE;
   jpeg_start_decompress(&cinfo);
 
-  // 2. The window at this scale, rounded outwards.
-  const int scaled_width = static_cast<int>(cinfo.output_width);
-  const int scaled_height = static_cast<int>(cinfo.output_height);
-  const int x0 = x / denom, y0 = y / denom;
-  const int x1 = std::min(CeilDiv(x + width, denom), scaled_width);
-  const int y1 = std::min(CeilDiv(y + height, denom), scaled_height);
-  if (box != nullptr) {
-    *box = {static_cast<double>(x) / denom - x0, static_cast<double>(y) / denom - y0,
-            static_cast<double>(x + width) / denom - x0,
-            static_cast<double>(y + height) / denom - y0};
-  }
-
-  // 3. Columns: libjpeg widens [x0, x1) to the iMCU boundary on the left, and treats
-  //    both ends of what it decodes as the image's edges, where fancy upsampling
-  //    repeats the last chroma sample instead of reading its neighbour. So ask for a
-  //    margin on each side (a real edge needs none): then every column of the window
-  //    is upsampled as in a full decode, and the window is exact.
-  //    Where libjpeg's column crop is not exact (CropsColumnsExactly), whole rows are
-  //    decoded and the window copied from them.
-  const int crop_x0 = std::max(x0 - kUpsamplingMargin, 0);
-  const int crop_x1 = std::min(x1 + kUpsamplingMargin, scaled_width);
-  JDIMENSION crop_x = 0;
-  if (crop_x1 - crop_x0 < scaled_width && CropsColumnsExactly(cinfo)) {
-    crop_x = static_cast<JDIMENSION>(crop_x0);
-    JDIMENSION crop_width = static_cast<JDIMENSION>(crop_x1 - crop_x0);
-    jpeg_crop_scanline(&cinfo, &crop_x, &crop_width);
-  }
+  // 2. The window and the output columns around it.
+  const ScaledWindow w = CropColumns(cinfo, x, y, width, height, denom);
   const int components = cinfo.output_components;
-  row.resize(static_cast<size_t>(cinfo.output_width) * components);
-  const size_t skip_bytes = static_cast<size_t>(x0 - static_cast<int>(crop_x)) * components;
+  const size_t output_row_bytes = static_cast<size_t>(cinfo.output_width) * components;
 
-  // 4. Rows: skip to y0 (entropy-decoded but not IDCT'd), then read the window's rows.
-  //    Entropy only: skip all but the window's last row (skipping to the image's end
+  // 3. Entropy only: skip all but the window's last row (skipping to the image's end
   //    decodes nothing), then read that one.
   if (entropy_only) {
-    if (y1 > 1) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(y1 - 1));
-    JSAMPROW rows[1] = {row.data()};
-    while (jpeg_read_scanlines(&cinfo, rows, 1) != 1) {
-    }
+    row.resize(output_row_bytes);
+    if (w.y1 > 1) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(w.y1 - 1));
+    ReadScanline(cinfo, row.data());
     jpeg_abort_decompress(&cinfo);
-    return image;
+    return;
   }
-  image.width = x1 - x0;
-  image.height = y1 - y0;
+
+  // 4. Rows: skip to y0 (entropy-decoded but not IDCT'd), then read the window's rows,
+  //    straight into the image when it may keep libjpeg's columns beside the window,
+  //    else through `row`, copying the window's columns out.
+  const bool direct = options.keep_decoded_columns && !is_cmyk;
+  const int left = direct ? w.x0 - w.output_x : 0;  // columns kept left of the window
+  image.width = direct ? static_cast<int>(cinfo.output_width) : w.x1 - w.x0;
+  image.height = w.y1 - w.y0;
   image.channels = channels;
-  const size_t window_row_bytes = static_cast<size_t>(image.width) * components;
+  const size_t row_bytes = static_cast<size_t>(image.width) * components;
   std::vector<uint8_t>& target = is_cmyk ? cmyk : image.pixels;
-  target.resize(window_row_bytes * image.height);
-  if (y0 > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(y0));
+  target.resize(row_bytes * image.height);
+  if (!direct) row.resize(output_row_bytes);
+  const size_t skip_bytes = static_cast<size_t>(w.x0 - w.output_x) * components;
+  if (w.y0 > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(w.y0));
   for (int r = 0; r < image.height; ++r) {
-    JSAMPROW rows[1] = {row.data()};
-    while (jpeg_read_scanlines(&cinfo, rows, 1) != 1) {
-      // Only a suspending data source returns 0 rows; the memory source never does.
-    }
-    std::memcpy(target.data() + r * window_row_bytes, row.data() + skip_bytes, window_row_bytes);
+    uint8_t* dest = target.data() + r * row_bytes;
+    ReadScanline(cinfo, direct ? dest : row.data());
+    if (!direct) std::memcpy(dest, row.data() + skip_bytes, row_bytes);
   }
   // 5. The rest of the image is not decoded.
   jpeg_abort_decompress(&cinfo);
@@ -186,29 +210,34 @@ Image DecodeStoredJpegRegion(std::string_view jpeg, const std::string& path, int
     image.pixels.resize(image.row_bytes() * image.height);
     CmykToRgbOrGray(cmyk, ScanJpegMarkers(jpeg).adobe, image);
   }
-  return image;
+  if (box != nullptr) {
+    *box = {static_cast<double>(x) / denom - w.x0 + left, static_cast<double>(y) / denom - w.y0,
+            static_cast<double>(x + width) / denom - w.x0 + left,
+            static_cast<double>(y + height) / denom - w.y0};
+  }
 }
 
 // Decodes the stored (not oriented) window [x, x + width) x [y, y + height) at 1/denom
-// scale, rounded outwards to whole scaled pixels; `box` receives the exact window in
-// the result's pixels. `entropy_only`: only the entropy decoding that takes (every row
-// down to the window's last, without IDCT), and an empty image. A file with restart
-// markers has only the MCUs around the window decoded, spliced into a JPEG of their
-// own (the same pixels; jpeg_restart_splice.h).
-Image DecodeStoredRegion(std::string_view jpeg, const std::string& path, const ImageInfo& info,
-                         int x, int y, int width, int height, int denom,
-                         const JpegRegionOptions& options, PixelBox* box,
-                         bool entropy_only = false) {
+// scale, rounded outwards to whole scaled pixels, into `image` (with the columns beside
+// it that libjpeg decoded, if options.keep_decoded_columns); `box` receives the exact
+// window in the result's pixels. `entropy_only`: only the entropy decoding that takes
+// (every row down to the window's last, without IDCT); `image` is left alone. A file
+// with restart markers has only the MCUs around the window decoded, spliced into a JPEG
+// of their own (the same pixels; jpeg_restart_splice.h).
+void DecodeStoredRegion(std::string_view jpeg, const std::string& path, const ImageInfo& info,
+                        int x, int y, int width, int height, int denom,
+                        const JpegRegionOptions& options, bool entropy_only, Image& image,
+                        PixelBox* box) {
   // Fancy upsampling reads, for each pixel, the chroma sample beside its own: one
   // (scaled) pixel beyond the window.
   const std::optional<SplicedJpeg> spliced = SpliceJpegWindow(jpeg, x, y, width, height, denom);
   if (!spliced) {
-    return DecodeStoredJpegRegion(jpeg, path, info.width, info.height, x, y, width, height,
-                                  denom, options, box, entropy_only);
+    DecodeStoredJpegRegion(jpeg, path, info.width, info.height, x, y, width, height, denom,
+                           options, entropy_only, image, box);
+    return;
   }
-  return DecodeStoredJpegRegion(spliced->bytes, path, spliced->width, spliced->height,
-                                x - spliced->x, y - spliced->y, width, height, denom, options,
-                                box, entropy_only);
+  DecodeStoredJpegRegion(spliced->bytes, path, spliced->width, spliced->height, x - spliced->x,
+                         y - spliced->y, width, height, denom, options, entropy_only, image, box);
 }
 
 }  // namespace
@@ -233,26 +262,19 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
 
 namespace {
 
-// DecodeJpegRegion, or with `entropy_only` just its entropy decoding (EntropyDecodeJpeg).
-Image DecodeRegion(std::string_view jpeg, const std::string& path,
-                   const JpegRegionOptions& options, int* scale, PixelBox* box,
-                   bool entropy_only) {
-  if (options.channels != 1 && options.channels != 3) {
-    throw Error("DecodeJpegRegion: channels must be 1 or 3, not " +
-                std::to_string(options.channels));
-  }
-  // 1. Header checks (format, process, size limit) as DecodeImage makes them.
-  ImageInfo info = ReadImageInfo(jpeg, path, options.max_pixels);
-  if (info.format != ImageFormat::kJpeg) {
-    throw DataError(path, std::nullopt,
-                    std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
-  }
-  const int orientation = options.apply_exif_orientation ? info.orientation : 1;
+// The stored window of a displayed one (checked against the image's size) and the
+// DCT scale to decode it at.
+struct StoredWindow {
+  int x, y, width, height;
+  int denom;
+};
+
+StoredWindow ChooseStoredWindow(const ImageInfo& info, int orientation, const std::string& path,
+                                const JpegRegionOptions& options) {
   const bool transposed = orientation >= 5;
   const int displayed_width = transposed ? info.height : info.width;
   const int displayed_height = transposed ? info.width : info.height;
-
-  // 2. The window, checked in displayed coordinates, then mapped to stored ones.
+  // 1. The window, checked in displayed coordinates, then mapped to stored ones.
   CropWindow window = options.crop.value_or(CropWindow{0, 0, displayed_width, displayed_height});
   if (window.width < 1 || window.height < 1 || window.x < 0 || window.y < 0 ||
       window.x > displayed_width - window.width || window.y > displayed_height - window.height) {
@@ -262,51 +284,80 @@ Image DecodeRegion(std::string_view jpeg, const std::string& path,
                 std::to_string(displayed_width) + "x" + std::to_string(displayed_height) +
                 " image");
   }
-  PixelBox stored = DisplayedToStored(
+  const PixelBox stored = DisplayedToStored(
       PixelBox{static_cast<double>(window.x), static_cast<double>(window.y),
                static_cast<double>(window.x + window.width),
                static_cast<double>(window.y + window.height)},
       orientation, info.width, info.height);
-  const int sx = static_cast<int>(stored.x0), sy = static_cast<int>(stored.y0);
-  const int sw = static_cast<int>(stored.width()), sh = static_cast<int>(stored.height());
-
-  // 3. Decode the stored window at the chosen scale, then orient it.
+  StoredWindow out{static_cast<int>(stored.x0), static_cast<int>(stored.y0),
+                   static_cast<int>(stored.width()), static_cast<int>(stored.height()), 1};
+  // 2. The scale: the one asked for, or the smallest that keeps the minimum size.
   if (options.scale != 0 && options.scale != 1 && options.scale != 2 && options.scale != 4 &&
       options.scale != 8) {
     throw Error("DecodeJpegRegion: scale must be 0, 1, 2, 4 or 8, not " +
                 std::to_string(options.scale));
   }
-  const int denom = options.scale > 0 ? options.scale
-                    : transposed ? ChooseScale(sw, sh, options.min_height, options.min_width)
-                                 : ChooseScale(sw, sh, options.min_width, options.min_height);
+  out.denom = options.scale > 0 ? options.scale
+              : transposed ? ChooseScale(out.width, out.height, options.min_height, options.min_width)
+                           : ChooseScale(out.width, out.height, options.min_width, options.min_height);
+  return out;
+}
+
+// DecodeJpegRegionInto, or with `entropy_only` just its entropy decoding
+// (EntropyDecodeJpeg; `out` is left alone).
+void DecodeRegion(std::string_view jpeg, const std::string& path,
+                  const JpegRegionOptions& options, bool entropy_only, Image* out, int* scale,
+                  PixelBox* box) {
+  if (options.channels != 1 && options.channels != 3) {
+    throw Error("DecodeJpegRegion: channels must be 1 or 3, not " +
+                std::to_string(options.channels));
+  }
+  if (options.keep_decoded_columns && box == nullptr && !entropy_only) {
+    throw Error("DecodeJpegRegion: keep_decoded_columns needs a box to say where the window is");
+  }
+  // 1. Header checks (format, process, size limit) as DecodeImage makes them.
+  const ImageInfo info = ReadImageInfo(jpeg, path, options.max_pixels);
+  if (info.format != ImageFormat::kJpeg) {
+    throw DataError(path, std::nullopt,
+                    std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
+  }
+  const int orientation = options.apply_exif_orientation ? info.orientation : 1;
+  const StoredWindow w = ChooseStoredWindow(info, orientation, path, options);
+  // 2. Decode the stored window at the chosen scale, then orient it.
   PixelBox stored_box;
-  Image image;
   try {
-    image = DecodeStoredRegion(jpeg, path, info, sx, sy, sw, sh, denom, options, &stored_box,
-                               entropy_only);
+    DecodeStoredRegion(jpeg, path, info, w.x, w.y, w.width, w.height, w.denom, options,
+                       entropy_only, *out, &stored_box);
   } catch (const std::bad_alloc&) {
     throw DataError(path, std::nullopt,
-                    "out of memory decoding a " + std::to_string(sw) + "x" + std::to_string(sh) +
-                        " window");
+                    "out of memory decoding a " + std::to_string(w.width) + "x" +
+                        std::to_string(w.height) + " window");
   }
-  if (entropy_only) return image;
-  if (box != nullptr) {
-    *box = StoredToDisplayed(stored_box, orientation, image.width, image.height);
-  }
-  if (scale != nullptr) *scale = denom;
-  return ApplyExifOrientation(std::move(image), orientation);
+  if (entropy_only) return;
+  if (box != nullptr) *box = StoredToDisplayed(stored_box, orientation, out->width, out->height);
+  if (scale != nullptr) *scale = w.denom;
+  if (orientation > 1) *out = ApplyExifOrientation(std::move(*out), orientation);
 }
 
 }  // namespace
 
 Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
                        const JpegRegionOptions& options, int* scale, PixelBox* box) {
-  return DecodeRegion(jpeg, path, options, scale, box, /*entropy_only=*/false);
+  Image out;
+  DecodeRegion(jpeg, path, options, /*entropy_only=*/false, &out, scale, box);
+  return out;
+}
+
+void DecodeJpegRegionInto(std::string_view jpeg, const std::string& path,
+                          const JpegRegionOptions& options, Image* out, int* scale,
+                          PixelBox* box) {
+  DecodeRegion(jpeg, path, options, /*entropy_only=*/false, out, scale, box);
 }
 
 void EntropyDecodeJpeg(std::string_view jpeg, const std::string& path,
                        const JpegRegionOptions& options) {
-  DecodeRegion(jpeg, path, options, nullptr, nullptr, /*entropy_only=*/true);
+  Image unused;
+  DecodeRegion(jpeg, path, options, /*entropy_only=*/true, &unused, nullptr, nullptr);
 }
 
 }  // namespace imgpipe

@@ -46,10 +46,16 @@ struct JpegRegionOptions {
   uint64_t max_pixels = kDefaultMaxPixels;
   bool apply_exif_orientation = true;
   JpegSpeed speed;  // exact by default
+  // Keep the columns beside the window that libjpeg decodes anyway (its iMCU alignment
+  // on the left, the upsampling margin on both sides) instead of copying the window out of each
+  // row: the result is then wider than the window, and `box` (required) says where the
+  // window lies. Off: the result is exactly the window.
+  bool keep_decoded_columns = false;
 };
 
 // Decodes the window of a JPEG. The result holds exactly the window (scaled by the
-// chosen DCT factor, so its size is about window / factor, at least min size); `scale`
+// chosen DCT factor, so its size is about window / factor, at least min size; with
+// keep_decoded_columns, some columns beside it too); `scale`
 // receives that factor (1, 2, 4 or 8). Errors as DecodeImage.
 Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
                        const JpegRegionOptions& options, int* scale = nullptr);
@@ -59,6 +65,12 @@ Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
 // box has fractional edges when the scale is not 1 (resize it with Resize(image, box)).
 Image DecodeJpegRegion(std::string_view jpeg, const std::string& path,
                        const JpegRegionOptions& options, int* scale, PixelBox* box);
+
+// The same, into `out`, whose pixel buffer is reused (nothing is allocated once it is
+// large enough): for a thread decoding one image after another.
+void DecodeJpegRegionInto(std::string_view jpeg, const std::string& path,
+                          const JpegRegionOptions& options, Image* out, int* scale = nullptr,
+                          PixelBox* box = nullptr);
 
 // Does only the entropy (Huffman) decoding of DecodeJpegRegion(jpeg, path, options):
 // the same scale and window, every row down to the window's last skipped

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -246,6 +247,52 @@ TEST(JpegRegionDecoderTest, WindowIsInDisplayedCoordinates) {
   options.apply_exif_orientation = false;
   Image stored = DecodeJpegRegion(WithExifOrientation(plain, 6), "o.jpg", options);
   EXPECT_EQ(MaxAbsDiff(stored, DecodeImage(plain, "p.jpg")), 0);
+}
+
+// keep_decoded_columns: the result holds the window where `box` says (whole pixels at
+// every scale's own grid) with libjpeg's columns beside it, and those pixels are the
+// exact window's; DecodeJpegRegionInto reuses its buffer. Also with EXIF orientation
+// and restart markers.
+TEST(JpegRegionDecoderTest, KeptColumnsHoldTheExactWindow) {
+  const std::string plain = FirstPhoto();
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"plain", plain}, {"oriented 6", WithExifOrientation(plain, 6)},
+      {"oriented 3", WithExifOrientation(plain, 3)}};
+  Image reused;
+  int wider = 0;
+  for (const auto& [label, jpeg] : files) {
+    const ImageInfo info = ReadDisplayedJpegInfo(jpeg, label);
+    for (const CropWindow& window : TestWindows(info.width, info.height, 7)) {
+      for (int scale : {1, 2, 4}) {
+        SCOPED_TRACE(label + " window " + Describe(window) + " 1/" + std::to_string(scale));
+        JpegRegionOptions options;
+        options.crop = window;
+        options.scale = scale;
+        PixelBox exact_box, kept_box;
+        const Image exact = DecodeJpegRegion(jpeg, label, options, nullptr, &exact_box);
+        options.keep_decoded_columns = true;
+        const uint8_t* before = reused.pixels.data();
+        const size_t capacity = reused.pixels.capacity();
+        DecodeJpegRegionInto(jpeg, label, options, &reused, nullptr, &kept_box);
+        if (label == "plain" && capacity >= reused.pixels.size()) {
+          EXPECT_EQ(reused.pixels.data(), before);  // oriented images are new ones
+        }
+        const double dx = kept_box.x0 - exact_box.x0, dy = kept_box.y0 - exact_box.y0;
+        ASSERT_EQ(dx, std::floor(dx));
+        ASSERT_EQ(dy, std::floor(dy));
+        EXPECT_DOUBLE_EQ(kept_box.width(), exact_box.width());
+        ASSERT_EQ(MaxAbsDiff(CropImage(reused, static_cast<int>(dx), static_cast<int>(dy),
+                                       exact.width, exact.height),
+                             exact),
+                  0);
+        if (reused.width > exact.width || reused.height > exact.height) ++wider;
+      }
+    }
+  }
+  EXPECT_GT(wider, 20);
+  JpegRegionOptions no_box;
+  no_box.keep_decoded_columns = true;
+  EXPECT_THROW(DecodeJpegRegion(plain, "p.jpg", no_box), Error);
 }
 
 TEST(JpegRegionDecoderTest, TruncatedAndCorruptDataAreDataErrors) {

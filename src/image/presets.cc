@@ -50,28 +50,35 @@ PixelBox BoxInDecodedPart(const PixelBox& box, const CropWindow& crop, const Pix
           part.x0 + (box.x1 - crop.x) * sx, part.y0 + (box.y1 - crop.y) * sy};
 }
 
-// A decoded image and where the window lies in it.
+// The thread's buffer for decoded images, reused from one image to the next.
+Image& ThreadDecodedImage() {
+  thread_local Image decoded;
+  return decoded;
+}
+
+// A decoded image (the thread's buffer) and where the window lies in it.
 struct DecodedWindow {
-  Image image;
+  const Image& image;
   PixelBox box;
 };
 
 // Decodes the part of `encoded` that `choose_box` (displayed width, height -> PixelBox)
-// picks. JPEGs with `region_decode` decode only the whole pixels under the box,
-// DCT-scaled down while the box stays at least min_size x min_size, with `speed`'s
-// settings; everything else decodes whole.
+// picks into the thread's buffer. JPEGs with `region_decode` decode only the whole
+// pixels under the box (and the columns beside it libjpeg decodes anyway), DCT-scaled
+// down while the box stays at least min_size x min_size, with `speed`'s settings;
+// everything else decodes whole.
 template <typename ChooseBox>
 DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
                            bool region_decode, int min_size, const JpegSpeed& speed,
                            StepClock& clock, ChooseBox choose_box) {
-  DecodedWindow out;
+  Image& image = ThreadDecodedImage();
   if (!region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
     clock.Region(std::nullopt);
-    out.image = DecodeImage(encoded, path);
+    image = DecodeImage(encoded, path);
     clock.Lap(&PresetStepTimes::decode);
-    out.box = choose_box(out.image.width, out.image.height);
+    const PixelBox box = choose_box(image.width, image.height);
     clock.Lap(&PresetStepTimes::window);
-    return out;
+    return {image, box};
   }
   // 1. The box, from the header's size.
   const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
@@ -86,14 +93,14 @@ DecodedWindow DecodeWindow(std::string_view encoded, const std::string& path,
   options.min_width = min_size;
   options.min_height = min_size;
   options.speed = speed;
+  options.keep_decoded_columns = true;
   clock.Region(options);
   clock.Lap(&PresetStepTimes::window);
   PixelBox part;
-  out.image = DecodeJpegRegion(encoded, path, options, nullptr, &part);
+  DecodeJpegRegionInto(encoded, path, options, &image, nullptr, &part);
   clock.Lap(&PresetStepTimes::decode);
   // 3. The box within the decoded part (scaled like it).
-  out.box = BoxInDecodedPart(box, *options.crop, part);
-  return out;
+  return {image, BoxInDecodedPart(box, *options.crop, part)};
 }
 
 // Resizes the window of `decoded` to size x size into `resized` (reused by the thread):
@@ -112,40 +119,43 @@ void ResizeWindow(const DecodedWindow& decoded, int size, Image* resized) {
              resized->row_bytes());
 }
 
-// A decoded image, the pixels of the displayed image it holds, and the eval preset's
-// resize and crop of that image.
+// A decoded image (the thread's buffer), the pixels of the displayed image it holds,
+// and the eval preset's resize and crop of that image.
 struct EvalDecode {
-  Image image;
+  const Image& image;
   ResizeCropSpan held;
   ResizeCrop rc;
 };
 
-// Decodes what the exact eval preset reads of `encoded`: for JPEGs with region decode
-// the pixels the crop's filters read, else the whole image.
+// Decodes what the exact eval preset reads of `encoded` into the thread's buffer: for
+// JPEGs with region decode the pixels the crop's filters read (and the columns beside
+// them libjpeg decodes anyway), else the whole image.
 EvalDecode DecodeForEval(std::string_view encoded, const std::string& path,
                          const EvalPreset& preset, StepClock& clock) {
-  EvalDecode out;
+  Image& image = ThreadDecodedImage();
   if (!preset.use_region_decode || DetectImageFormat(encoded) != ImageFormat::kJpeg) {
     clock.Region(std::nullopt);
-    out.image = DecodeImage(encoded, path);
+    image = DecodeImage(encoded, path);
     clock.Lap(&PresetStepTimes::decode);
-    out.rc = CenterResizeCrop(out.image.width, out.image.height, preset.resize_size,
-                              preset.crop_size);
-    out.held = {0, 0, out.image.width, out.image.height};
+    const ResizeCrop rc =
+        CenterResizeCrop(image.width, image.height, preset.resize_size, preset.crop_size);
     clock.Lap(&PresetStepTimes::window);
-    return out;
+    return {image, {0, 0, image.width, image.height}, rc};
   }
   const ImageInfo info = ReadDisplayedJpegInfo(encoded, path);
-  out.rc = CenterResizeCrop(info.width, info.height, preset.resize_size, preset.crop_size);
-  out.held = ResizeCropSource(out.rc);
+  const ResizeCrop rc = CenterResizeCrop(info.width, info.height, preset.resize_size,
+                                         preset.crop_size);
+  const ResizeCropSpan needed = ResizeCropSource(rc);
   JpegRegionOptions options;
-  options.crop = CropWindow{out.held.x0, out.held.y0, out.held.x1 - out.held.x0,
-                            out.held.y1 - out.held.y0};
+  options.crop = CropWindow{needed.x0, needed.y0, needed.x1 - needed.x0, needed.y1 - needed.y0};
+  options.keep_decoded_columns = true;
   clock.Region(options);
   clock.Lap(&PresetStepTimes::window);
-  out.image = DecodeJpegRegion(encoded, path, options);
+  PixelBox part;  // unscaled: whole pixels
+  DecodeJpegRegionInto(encoded, path, options, &image, nullptr, &part);
   clock.Lap(&PresetStepTimes::decode);
-  return out;
+  const int x0 = needed.x0 - static_cast<int>(part.x0), y0 = needed.y0 - static_cast<int>(part.y0);
+  return {image, {x0, y0, x0 + image.width, y0 + image.height}, rc};
 }
 
 // The draft-decoded eval preset of a JPEG into `resized` (crop_size square): the crop's
@@ -173,8 +183,10 @@ bool DraftEval(std::string_view encoded, const std::string& path, const EvalPres
   options.scale = d;
   clock.Region(options);
   clock.Lap(&PresetStepTimes::window);
+  options.keep_decoded_columns = true;
   PixelBox part;
-  const Image image = DecodeJpegRegion(encoded, path, options, nullptr, &part);
+  Image& image = ThreadDecodedImage();
+  DecodeJpegRegionInto(encoded, path, options, &image, nullptr, &part);
   clock.Lap(&PresetStepTimes::decode);
   const PixelBox in_part = BoxInDecodedPart(box, *options.crop, part);
   ResizeInto(image.pixels.data(), image.width, image.height, image.row_bytes(), image.channels,
