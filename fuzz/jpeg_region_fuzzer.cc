@@ -1,7 +1,8 @@
 // Fuzzes the JPEG crop-window decoder. The whole input is the JPEG; its last 12 bytes
 // (after the EOI marker, where libjpeg stops reading, once the fuzzer appends there)
-// also choose the window, the minimum size for DCT scaling, the channels and whether
-// EXIF orientation applies. An unscaled window must equal that window of DecodeImage,
+// also choose the window, the minimum size for DCT scaling, the channels, whether
+// EXIF orientation applies and whether the columns libjpeg decodes beside the window are
+// kept. An unscaled window (where `box` says) must equal that window of DecodeImage,
 // and neither decode may depend on what the thread decoded before (decode_history.h).
 #include <cstdint>
 #include <cstring>
@@ -55,6 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   window.height = 1 + parameters.Next() % (height - window.y);
   if (flags & 4) window.x += width;  // outside the image: an Error
   options.crop = window;
+  options.keep_decoded_columns = (flags & 16) != 0;
   if (flags & 8) {
     options.min_width = parameters.Next() % (window.width + 1);
     options.min_height = parameters.Next() % (window.height + 1);
@@ -72,7 +74,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(region.channels == options.channels);
   FUZZ_CHECK(region.pixels.size() == region.row_bytes() * region.height);
   if (scale != 1) return 0;
-  FUZZ_CHECK(region.width == window.width && region.height == window.height);
+  // The window within the result: all of it, or where `box` says with kept columns.
+  const int bx = static_cast<int>(box.x0), by = static_cast<int>(box.y0);
+  FUZZ_CHECK(box.x0 == bx && box.y0 == by && box.width() == window.width &&
+             box.height() == window.height && bx >= 0 && by >= 0 &&
+             bx + window.width <= region.width && by + window.height <= region.height);
+  if (!options.keep_decoded_columns) {
+    FUZZ_CHECK(region.width == window.width && region.height == window.height);
+  }
   if (!options.apply_exif_orientation) return 0;
   DecodeOptions full_options;
   full_options.channels = options.channels;
@@ -81,8 +90,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       [&] { return DecodeImage(jpeg, path, full_options); }, kMaxPixels);
   if (!full.image) return 0;
   for (int y = 0; y < window.height; ++y) {
-    FUZZ_CHECK(std::memcmp(region.row(y), full.image->row(window.y + y) + window.x * full.image->channels,
-                           region.row_bytes()) == 0);
+    FUZZ_CHECK(std::memcmp(region.row(by + y) + bx * region.channels,
+                           full.image->row(window.y + y) + window.x * full.image->channels,
+                           static_cast<size_t>(window.width) * region.channels) == 0);
   }
   return 0;
 }
