@@ -289,10 +289,8 @@ void WriteDatasetFiles(const std::string& output, const InputList& inputs,
   WriteFileAtomic(JoinPath(output, "dataset.json"), dataset.dump(2) + "\n");
 }
 
-}  // namespace
-
-ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCallback& progress) {
-  auto start = std::chrono::steady_clock::now();
+// Throws Error, naming the command-line option, for the bad options RunConvert lists.
+void CheckOptions(const ConvertOptions& options) {
   if (options.num_workers < 1 || options.worker < 0 || options.worker >= options.num_workers) {
     throw Error("--worker must be in [0, --num-workers)");
   }
@@ -306,6 +304,13 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
     throw Error("--jpeg-restart-interval must be in [0, " +
                 std::to_string(kMaxJpegRestartInterval) + "]");
   }
+}
+
+}  // namespace
+
+ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCallback& progress) {
+  auto start = std::chrono::steady_clock::now();
+  CheckOptions(options);
   const int threads = options.threads > 0 ? options.threads : AvailableCpus();
   ThreadPool pool(threads);
 
