@@ -31,6 +31,15 @@ echo "== Image operations (Google Benchmark, one thread)"
 echo
 testdata=$(cd "$here/../../shared/testdata/images" && pwd)
 
+# images/s of `imgpipe bench --data $1 ARGS... --seconds $seconds` (train preset unless
+# ARGS say otherwise).
+bench_rate() {
+  local data=$1
+  shift
+  "$imgpipe" bench --data "$data" "$@" --seconds "$seconds" --json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])'
+}
+
 # The pipeline on one image set: the ladder (with its ceiling check), 1 vs 2 threads,
 # and the PyTorch DataLoader side by side. $1: what the images are (printed with every
 # number), $2: an image folder (one sub-folder per class), $3: its TFRecord shards.
@@ -41,13 +50,30 @@ pipeline_benchmarks() {
   echo
   echo "== Thread scaling: $what, train preset, TFRecord shards"
   local one two
-  one=$("$imgpipe" bench --data "$shards" --threads 1 --seconds "$seconds" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])')
-  two=$("$imgpipe" bench --data "$shards" --threads 2 --seconds "$seconds" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])')
+  one=$(bench_rate "$shards" --threads 1)
+  two=$(bench_rate "$shards" --threads 2)
   python3 -c "print(f'1 thread: {$one:.1f} images/s; 2 threads: {$two:.1f} images/s; scaling {$two/$one:.2f}x (target >= 1.8x)')"
   echo
   echo "== PyTorch DataLoader vs imgpipe: $what (same images, same cores)"
   /usr/bin/python3 "$here/compare_torch.py" --images "$images" --shards "$shards" \
     --imgpipe "$imgpipe" --seconds "$seconds"
+  echo
+}
+
+# The train and eval presets on shards as given ($2) and on the same images converted
+# with a restart marker every MCU ($3, convert --jpeg-restart-interval 1), whose crop
+# decodes entropy-decode only the crop's MCUs; $1: what the images are.
+restart_benchmarks() {
+  local what=$1 plain=$2 marked=$3 preset a b
+  echo "== convert --jpeg-restart-interval 1: $what, as given vs a restart marker every MCU, 1 thread"
+  for preset in train eval; do
+    a=$(bench_rate "$plain" --preset "$preset" --threads 1)
+    b=$(bench_rate "$marked" --preset "$preset" --threads 1)
+    python3 -c "print(f'$preset preset: as given {$a:.1f} images/s; restart markers {$b:.1f} images/s ({$b/$a:.2f}x)')"
+  done
+  a=$(cat "$plain"/*.tfrecord | wc -c)
+  b=$(cat "$marked"/*.tfrecord | wc -c)
+  python3 -c "print(f'shards: as given {$a/1e6:.1f} MB; restart markers {$b/1e6:.1f} MB ({100*($b/$a-1):+.1f}%)')"
   echo
 }
 
@@ -64,6 +90,10 @@ done
 "$imgpipe" convert --input "$work/hymenoptera" --output "$work/hymenoptera-shards" --min-shards 4 >/dev/null
 pipeline_benchmarks "397 real ImageNet photos (hymenoptera, mean 490x392)" \
   "$work/hymenoptera" "$work/hymenoptera-shards"
+"$imgpipe" convert --input "$work/hymenoptera" --output "$work/hymenoptera-restart-shards" \
+  --min-shards 4 --jpeg-restart-interval 1 >/dev/null
+restart_benchmarks "397 real ImageNet photos (hymenoptera)" \
+  "$work/hymenoptera-shards" "$work/hymenoptera-restart-shards"
 "$imgpipe" convert --input "$testdata/photos-by-class" --output "$work/by-class-shards" \
   --min-shards 4 >/dev/null
 pipeline_benchmarks "47 real photos of 640 to 1920 px (photos-by-class)" \

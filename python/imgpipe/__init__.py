@@ -86,11 +86,11 @@ def convert(input, output, *, progress=None, **options):
     `imgpipe convert --json` prints. The options are the command's, - written as _:
     split ("train=0.9,validation=0.1"), shard_size ("256MB"), min_shards, threads, seed,
     verify ("header"|"decode"), non_jpeg ("reencode"|"reject"), jpeg_quality,
-    max_pixels, resume, worker, num_workers; an option left out keeps the C++ default
-    (convert/converter.h). progress(done, total, bytes_done, bytes_total), when given,
-    is called by this thread (at most every 0.1 s, and at the end) while the C++
-    conversion runs without the GIL; an exception it raises is raised once the
-    conversion has finished. Bad options raise imgpipe.Error, unreadable files
+    jpeg_restart_interval, max_pixels, resume, worker, num_workers; an option left out
+    keeps the C++ default (convert/converter.h). progress(done, total, bytes_done,
+    bytes_total), when given, is called by this thread (at most every 0.1 s, and at the
+    end) while the C++ conversion runs without the GIL; an exception it raises is raised
+    once the conversion has finished. Bad options raise imgpipe.Error, unreadable files
     imgpipe.IoError; bad images are rejected and counted (rejects.csv)."""
     return json.loads(_imgpipe._convert(os.fspath(input), os.fspath(output), progress, **options))
 

@@ -82,6 +82,7 @@ ConvertOptions ConvertOptionsOf(const std::string& input, const std::string& out
   r.ReadParsed<std::string>("verify", o.image.verify, ParseVerifyMode);
   r.ReadParsed<std::string>("non_jpeg", o.image.non_jpeg, ParseNonJpegPolicy);
   r.Read("jpeg_quality", o.image.jpeg_quality);
+  r.Read("jpeg_restart_interval", o.image.jpeg_restart_interval);
   r.Read("max_pixels", o.image.max_pixels);
   r.Read("resume", o.resume);
   r.Read("worker", o.worker);

@@ -53,6 +53,22 @@ def test_convert_returns_the_clis_summary(converted):
         assert (py_out / shard["file"]).read_bytes() == (cli_out / shard["file"]).read_bytes()
 
 
+def test_jpeg_restart_interval_rewrites_every_photo_as_the_cli_does(converted, tmp_path):
+    plain = converted[0]
+    summary = imgpipe.convert(PHOTOS, tmp_path / "py", jpeg_restart_interval=1, **OPTIONS)
+    cli = cli_json("convert", "--input", str(PHOTOS), "--output", str(tmp_path / "cli"), "--split", OPTIONS["split"],
+                   "--shard-size", OPTIONS["shard_size"], "--min-shards", "2", "--threads", "2", "--seed", "3",
+                   "--jpeg-restart-interval", "1")[0]
+    assert untimed(summary) == untimed(cli)
+    assert plain["restart_markers_added"] == 0
+    assert summary["restart_markers_added"] == summary["written"] == plain["written"]
+    assert summary["output_bytes"] > plain["output_bytes"]  # a marker per MCU costs a few %
+    for shard in summary["shards"]:
+        assert (tmp_path / "py" / shard["file"]).read_bytes() == (tmp_path / "cli" / shard["file"]).read_bytes()
+    options = json.loads((tmp_path / "py" / "dataset.json").read_text())["options"]
+    assert options["jpeg_restart_interval"] == 1
+
+
 def test_progress_is_reported_by_the_calling_thread(converted):
     summary, _, _, _, calls = converted
     assert calls and {ident for ident, _ in calls} == {threading.get_ident()}
@@ -90,6 +106,7 @@ def test_a_progress_callback_that_raises_raises_after_the_conversion(tmp_path):
 
 @pytest.mark.parametrize("options, message", [
     (dict(jpeg_quality=0), "jpeg-quality"),
+    (dict(jpeg_restart_interval=65536), "jpeg-restart-interval"),
     (dict(min_shards=0), "min-shards"),
     (dict(split="train=2"), "1"),
     (dict(shard_size="lots"), "lots"),

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -16,6 +17,7 @@
 
 #include "cli/cli_test_util.h"
 #include "image/codec.h"
+#include "image/jpeg_test_util.h"
 #include "util/file.h"
 #include "util/unprivileged_test_util.h"
 
@@ -266,26 +268,49 @@ TEST(Convert, JsonSummaryAndInspectOfOurShards) {
   EXPECT_EQ(records, 47);
 }
 
-// Our shards, decoded independently of our codec: the Python script parses the framing
-// itself and decodes with a message class built from TensorFlow's field numbers.
+// The records of the shards a `convert --json` summary lists (in `output`), in shard
+// order, decoded independently of our codec: src/record/testdata_check_example.py parses
+// the framing itself and decodes with a message class built from TensorFlow's field
+// numbers. Fails the test if it cannot.
+std::vector<nlohmann::json> RecordsDecodedWithProtobuf(const std::string& output,
+                                                       const nlohmann::json& summary) {
+  const std::string script = std::string(IMGPIPE_SOURCE_DIR) + "/src/record/testdata_check_example.py";
+  std::vector<nlohmann::json> records;
+  for (const auto& shard : summary["shards"]) {
+    const std::string path = JoinPath(output, shard["file"].get<std::string>());
+    const std::string json_path = path + ".decoded.json";
+    EXPECT_EQ(std::system(("/usr/bin/python3 '" + script + "' '" + path + "' > '" + json_path + "'").c_str()), 0);
+    for (auto& r : nlohmann::json::parse(ReadFile(json_path))) records.push_back(r);
+  }
+  return records;
+}
+
+// The first value of a bytes feature as the script prints it (hex), as bytes.
+std::string FirstBytes(const nlohmann::json& feature) {
+  std::string hex = feature["values"][0].get<std::string>(), out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+
+// `imgpipe bench` reads the shards in `data` with `preset` (a short run, one thread).
+void ExpectThePipelineReads(const std::string& data, const std::string& preset) {
+  Result bench = RunImgpipe({"bench", "--data", data, "--preset", preset, "--seconds", "1",
+                             "--warmup", "0", "--threads", "1", "--json"});
+  ASSERT_EQ(bench.status, 0) << bench.err;
+  EXPECT_GT(nlohmann::json::parse(bench.out)["images_per_s"].get<double>(), 0) << preset;
+}
+
+// Our shards, decoded with TensorFlow's field numbers (RecordsDecodedWithProtobuf).
 TEST(Convert, ShardsDecodeWithTensorFlowsFieldNumbers) {
   std::string dir = FreshDir("reflection");
   ASSERT_EQ(RunImgpipe({"synth", "--out", dir + "/in", "--classes", "2", "--per-class", "3",
                         "--size", "64x48"}).status, 0);
   Result convert = RunImgpipe({"convert", "--input", dir + "/in", "--output", dir + "/out", "--json"});
   ASSERT_EQ(convert.status, 0) << convert.err;
-  std::string shard = dir + "/out/" +
-                      nlohmann::json::parse(convert.out)["shards"][0]["file"].get<std::string>();
-  std::string script = std::string(IMGPIPE_SOURCE_DIR) + "/src/record/testdata_check_example.py";
-  std::string json_path = dir + "/decoded.json";
-  ASSERT_EQ(std::system(("/usr/bin/python3 '" + script + "' '" + shard + "' > '" + json_path + "'").c_str()), 0);
-  auto records = nlohmann::json::parse(ReadFile(json_path));
+  std::vector<nlohmann::json> records =
+      RecordsDecodedWithProtobuf(dir + "/out", nlohmann::json::parse(convert.out));
   ASSERT_EQ(records.size(), 6u);
-  auto text = [](const nlohmann::json& feature) {
-    std::string hex = feature["values"][0].get<std::string>(), out;
-    for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-    return out;
-  };
+  const auto text = FirstBytes;
   for (auto& r : records) {
     EXPECT_EQ(r["image/encoded"]["kind"], "bytes");
     EXPECT_EQ(text(r["image/encoded"]).substr(0, 2), "\xff\xd8");
@@ -311,37 +336,71 @@ TEST(Convert, MaxResolutionShardsDecodeWithProtobuf) {
   ASSERT_EQ(convert.status, 0) << convert.err;
   auto summary = nlohmann::json::parse(convert.out);
   EXPECT_EQ(summary["written"], 47);
-  std::string script = std::string(IMGPIPE_SOURCE_DIR) + "/src/record/testdata_check_example.py";
   int records = 0;
-  for (auto& shard : summary["shards"]) {
-    std::string path = dir + "/out/" + shard["file"].get<std::string>();
-    std::string json_path = path + ".decoded.json";
-    ASSERT_EQ(std::system(("/usr/bin/python3 '" + script + "' '" + path + "' > '" + json_path + "'").c_str()), 0);
-    for (auto& r : nlohmann::json::parse(ReadFile(json_path))) {
-      ++records;
-      std::string hex = r["image/encoded"]["values"][0].get<std::string>(), jpeg;
-      for (size_t i = 0; i + 1 < hex.size(); i += 2) jpeg += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-      ImageInfo info = ReadImageInfo(jpeg, path);
-      int64_t height = r["image/height"]["values"][0], width = r["image/width"]["values"][0];
-      EXPECT_EQ(height, info.height);
-      EXPECT_EQ(width, info.width);
-      EXPECT_EQ(std::max(height, width), 320);
-      EXPECT_EQ(r["image/original_height"]["kind"], "int64");
-      int64_t original_height = r["image/original_height"]["values"][0];
-      int64_t original_width = r["image/original_width"]["values"][0];
-      EXPECT_GE(std::max(original_height, original_width), 640);
-      // The same shape: the stored width is the original's scaled, within rounding.
-      double scale = 320.0 / std::max(original_height, original_width);
-      EXPECT_LE(std::abs(width - original_width * scale), 0.5 + 1e-9);
-      EXPECT_LE(std::abs(height - original_height * scale), 0.5 + 1e-9);
-    }
+  for (const nlohmann::json& r : RecordsDecodedWithProtobuf(dir + "/out", summary)) {
+    ++records;
+    ImageInfo info = ReadImageInfo(FirstBytes(r["image/encoded"]), "image/encoded");
+    int64_t height = r["image/height"]["values"][0], width = r["image/width"]["values"][0];
+    EXPECT_EQ(height, info.height);
+    EXPECT_EQ(width, info.width);
+    EXPECT_EQ(std::max(height, width), 320);
+    EXPECT_EQ(r["image/original_height"]["kind"], "int64");
+    int64_t original_height = r["image/original_height"]["values"][0];
+    int64_t original_width = r["image/original_width"]["values"][0];
+    EXPECT_GE(std::max(original_height, original_width), 640);
+    // The same shape: the stored width is the original's scaled, within rounding.
+    double scale = 320.0 / std::max(original_height, original_width);
+    EXPECT_LE(std::abs(width - original_width * scale), 0.5 + 1e-9);
+    EXPECT_LE(std::abs(height - original_height * scale), 0.5 + 1e-9);
   }
   EXPECT_EQ(records, 47);
-  // The pipeline reads them (train preset, a short run).
-  Result bench = RunImgpipe({"bench", "--data", dir + "/out", "--seconds", "1", "--warmup", "0",
-                             "--threads", "1", "--json"});
-  ASSERT_EQ(bench.status, 0) << bench.err;
-  EXPECT_GT(nlohmann::json::parse(bench.out)["images_per_s"].get<double>(), 0);
+  ExpectThePipelineReads(dir + "/out", "train");
+}
+
+// --jpeg-restart-interval 1 through the binary, on 24 hymenoptera photos (a manifest):
+// every stored JPEG has a restart marker every MCU and decodes to exactly the input
+// file's pixels; the records decode with protobuf in Python (TensorFlow's field
+// numbers); the summary counts the rewritten JPEGs, also when every shard is resumed;
+// the pipeline reads the shards.
+TEST(Convert, JpegRestartIntervalShardsKeepThePixelsAndDecodeWithProtobuf) {
+  std::string dir = FreshDir("restart");
+  std::string manifest = "path,label\n";
+  for (const std::string cls : {"ants", "bees"}) {
+    const std::string folder = kTestData + "/images/hymenoptera/val/" + cls;
+    std::vector<std::string> names = ListDirectory(folder);
+    std::sort(names.begin(), names.end());
+    for (size_t i = 0; i < 12; ++i) manifest += JoinPath(folder, names[i]) + "," + cls + "\n";
+  }
+  WriteFileAtomic(dir + "/photos.csv", manifest);
+  const std::vector<std::string> args = {"convert", "--input", dir + "/photos.csv", "--output",
+                                         dir + "/out", "--jpeg-restart-interval", "1",
+                                         "--min-shards", "2"};
+  std::vector<std::string> with_json = args;
+  with_json.push_back("--json");
+  Result convert = RunImgpipe(with_json);
+  ASSERT_EQ(convert.status, 0) << convert.err;
+  auto summary = nlohmann::json::parse(convert.out);
+  EXPECT_EQ(summary["written"], 24);
+  EXPECT_EQ(summary["restart_markers_added"], 24);
+  int records = 0;
+  for (const nlohmann::json& r : RecordsDecodedWithProtobuf(dir + "/out", summary)) {
+    ++records;
+    const std::string jpeg = FirstBytes(r["image/encoded"]);
+    const std::string input = FirstBytes(r["image/filename"]);  // the manifest's path
+    EXPECT_EQ(JpegLayoutOf(jpeg).restart_interval, 1) << input;
+    const Image stored = DecodeImage(jpeg, input), original = DecodeImage(ReadFile(input), input);
+    EXPECT_TRUE(stored.width == original.width && stored.height == original.height &&
+                stored.pixels == original.pixels) << input;
+  }
+  EXPECT_EQ(records, 24);
+  std::vector<std::string> resumed = args;
+  resumed.push_back("--resume");
+  Result again = RunImgpipe(resumed);
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.out.find("restart markers (every 1 MCUs) added to 24 of 24 JPEGs"),
+            std::string::npos) << again.out;
+  ExpectThePipelineReads(dir + "/out", "train");
+  ExpectThePipelineReads(dir + "/out", "eval");
 }
 
 // imgpipe bench --json: the documented fields, and --layout sets the output's bytes per

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "image/jpeg_transcode.h"
 #include "record/image_feature_keys.h"
 #include "record/index.h"
 #include "record/tfrecord_writer.h"
@@ -72,6 +73,9 @@ json PlanDocument(const ConvertOptions& options, const InputList& inputs,
               {"shards", shards}};
   // Only when set, so that conversions begun before the option existed still resume.
   if (options.image.max_resolution > 0) doc["max_resolution"] = options.image.max_resolution;
+  if (options.image.jpeg_restart_interval > 0) {
+    doc["jpeg_restart_interval"] = options.image.jpeg_restart_interval;
+  }
   return doc;
 }
 
@@ -159,13 +163,14 @@ void RemoveTemporaries(const std::string& output, const std::vector<std::string>
 
 // One input's outcome: a record to write, or a reason to reject it.
 struct ItemResult {
-  std::string record;
-  std::string reject_reason;  // empty when `record` is good
+  ImageExample example;
+  std::string reject_reason;  // empty when `example` is good
 };
 
 struct ShardPart {
   uint64_t records = 0;
   uint64_t bytes = 0;
+  uint64_t restart_markers_added = 0;  // records whose JPEG was given restart markers
   std::map<int, uint64_t> per_class;
   std::vector<std::pair<std::string, std::string>> rejects;  // path, reason
 
@@ -174,15 +179,19 @@ struct ShardPart {
     for (auto& [label, n] : per_class) classes[std::to_string(label)] = n;
     json rejected = json::array();
     for (auto& [path, reason] : rejects) rejected.push_back({path, reason});
-    return json{{"file", shard.file_name}, {"split", shard.split},
-                {"inputs", shard.inputs.size()}, {"records", records},
-                {"bytes", bytes}, {"per_class", classes}, {"rejects", rejected}};
+    json doc{{"file", shard.file_name}, {"split", shard.split},
+             {"inputs", shard.inputs.size()}, {"records", records},
+             {"bytes", bytes}, {"per_class", classes}, {"rejects", rejected}};
+    // Only when some were, so that a conversion without restart markers is as before.
+    if (restart_markers_added > 0) doc["restart_markers_added"] = restart_markers_added;
+    return doc;
   }
 
   static ShardPart FromJson(const json& doc) {
     ShardPart part;
     part.records = doc.at("records").get<uint64_t>();
     part.bytes = doc.at("bytes").get<uint64_t>();
+    part.restart_markers_added = doc.value("restart_markers_added", uint64_t{0});
     for (auto& [label, n] : doc.at("per_class").items()) {
       part.per_class[std::stoi(label)] = n.get<uint64_t>();
     }
@@ -230,7 +239,7 @@ void WriteDatasetFiles(const std::string& output, const InputList& inputs,
   std::string rejects = "path,reason\n";
   json splits = json::object();
   json shards = json::array();
-  uint64_t written = 0, rejected = 0;
+  uint64_t written = 0, rejected = 0, restart_markers_added = 0;
   for (size_t i = 0; i < plan.shards.size(); ++i) {
     const PlannedShard& shard = plan.shards[i];
     const ShardPart& part = parts[i];
@@ -250,6 +259,7 @@ void WriteDatasetFiles(const std::string& output, const InputList& inputs,
     for (auto& [path, reason] : part.rejects) rejects += CsvField(path) + "," + CsvField(reason) + "\n";
     written += part.records;
     rejected += part.rejects.size();
+    restart_markers_added += part.restart_markers_added;
   }
   if (written + rejected != inputs.images.size()) {
     throw Error(output + ": written (" + std::to_string(written) + ") + rejected (" +
@@ -272,14 +282,15 @@ void WriteDatasetFiles(const std::string& output, const InputList& inputs,
                {"splits", splits},
                {"shards", shards},
                {"options", plan_doc}};
+  if (plan_doc.contains("jpeg_restart_interval")) {
+    dataset["restart_markers_added"] = restart_markers_added;
+  }
   WriteFileAtomic(JoinPath(output, "rejects.csv"), rejects);
   WriteFileAtomic(JoinPath(output, "dataset.json"), dataset.dump(2) + "\n");
 }
 
-}  // namespace
-
-ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCallback& progress) {
-  auto start = std::chrono::steady_clock::now();
+// Throws Error, naming the command-line option, for the bad options RunConvert lists.
+void CheckOptions(const ConvertOptions& options) {
   if (options.num_workers < 1 || options.worker < 0 || options.worker >= options.num_workers) {
     throw Error("--worker must be in [0, --num-workers)");
   }
@@ -288,6 +299,18 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
   if (options.image.jpeg_quality < 1 || options.image.jpeg_quality > 100) {
     throw Error("--jpeg-quality must be in [1, 100]");
   }
+  if (options.image.jpeg_restart_interval < 0 ||
+      options.image.jpeg_restart_interval > kMaxJpegRestartInterval) {
+    throw Error("--jpeg-restart-interval must be in [0, " +
+                std::to_string(kMaxJpegRestartInterval) + "]");
+  }
+}
+
+}  // namespace
+
+ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCallback& progress) {
+  auto start = std::chrono::steady_clock::now();
+  CheckOptions(options);
   const int threads = options.threads > 0 ? options.threads : AvailableCpus();
   ThreadPool pool(threads);
 
@@ -352,7 +375,7 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
       in_flight.push_back(pool.Submit([&input, &inputs, &options] {
         ItemResult result;
         try {
-          result.record = MakeImageExample(input, inputs.class_names[input.label], options.image);
+          result.example = MakeImageExample(input, inputs.class_names[input.label], options.image);
         } catch (const std::exception& e) {
           result.reject_reason = RejectReason(e, input.path);
           if (result.reject_reason.empty()) result.reject_reason = "unknown error";
@@ -375,8 +398,9 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
         in_flight.pop_front();
         const InputImage& input = inputs.images[shard->inputs[k]];
         if (result.reject_reason.empty()) {
-          index.push_back(writer.Write(result.record));
+          index.push_back(writer.Write(result.example.record));
           ++part.records;
+          part.restart_markers_added += result.example.restart_markers_added;
           ++part.per_class[input.label];
         } else {
           part.rejects.emplace_back(input.path, result.reject_reason);
@@ -405,6 +429,7 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
     ++summary.shards_done;
     summary.written += part->records;
     summary.rejected += part->rejects.size();
+    summary.restart_markers_added += part->restart_markers_added;
     summary.output_bytes += part->bytes;
     summary.shards.push_back({shard.file_name, shard.split, part->records, part->bytes});
     parts.push_back(std::move(*part));

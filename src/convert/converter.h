@@ -61,6 +61,8 @@ struct ConvertSummary {
   uint64_t inputs = 0;          // all inputs of the plan
   uint64_t written = 0;         // records in finished shards
   uint64_t rejected = 0;        // rejects in finished shards
+  uint64_t restart_markers_added = 0;  // records in finished shards whose JPEG was
+                                       // rewritten with restart markers
   uint64_t shards_total = 0;
   uint64_t shards_done = 0;     // finished, by any worker or earlier run
   uint64_t shards_this_run = 0; // converted by this call
@@ -75,7 +77,8 @@ struct ConvertSummary {
 // Runs (this worker's part of) a conversion. When every shard of the plan is done,
 // writes labels.txt, dataset.json and rejects.csv and checks written + rejected =
 // inputs. Throws Error on bad options (worker outside [0, num_workers), no output,
-// threads < 0, jpeg_quality outside [1, 100], min_shards < 1), on a plan mismatch with
+// threads < 0, jpeg_quality outside [1, 100], jpeg_restart_interval outside
+// [0, kMaxJpegRestartInterval], min_shards < 1), on a plan mismatch with
 // an existing output, and on I/O failure (no partial file is left under a final name).
 ConvertSummary RunConvert(const ConvertOptions& options,
                           const ConvertProgressCallback& progress = nullptr);

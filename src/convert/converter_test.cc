@@ -11,6 +11,9 @@
 
 #include "image/codec.h"
 #include "image/image_test_util.h"
+#include "image/jpeg_test_util.h"
+#include "image/jpeg_transcode.h"
+#include "image/presets.h"
 #include "image/resize.h"
 #include "record/example.h"
 #include "record/image_feature_keys.h"
@@ -346,27 +349,38 @@ TEST(RunConvert, MaxResolutionAppliesExifOrientationFirst) {
   EXPECT_EQ(resized, 1);
 }
 
+// Expects RunConvert(options) to throw an Error whose message contains `expected`.
+void ExpectRefused(const ConvertOptions& options, const std::string& expected) {
+  try {
+    RunConvert(options);
+    ADD_FAILURE() << "not refused: " << expected;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
+// Worker 0 of 2 converts its shards of photos-by-class (4 shards) into a fresh folder
+// `name` with `image`; returns the options for worker 1.
+ConvertOptions HalfDoneConversion(const std::string& name, const ImageExampleOptions& image) {
+  ConvertOptions options;
+  options.input = kTestData + "/images/photos-by-class";
+  options.output = FreshDir(name);
+  options.plan.min_shards = 4;
+  options.image = image;
+  options.num_workers = 2;
+  options.worker = 0;
+  EXPECT_FALSE(RunConvert(options).complete);
+  options.worker = 1;
+  return options;
+}
+
 // --max-resolution is part of the plan: workers and resumed runs must agree on it, and a
 // run that does not is refused naming the option and both values.
 TEST(RunConvert, ResumeWithAnotherMaxResolutionIsRefusedWithTheReason) {
-  ConvertOptions options;
-  options.input = kTestData + "/images/photos-by-class";
-  options.output = FreshDir("max_resolution_resume");
-  options.plan.min_shards = 4;
-  options.image.max_resolution = 512;
-  options.num_workers = 2;
-  options.worker = 0;
-  ConvertSummary first = RunConvert(options);
-  EXPECT_FALSE(first.complete);
-  auto refused_with = [&](const std::string& expected) {
-    try {
-      RunConvert(options);
-      ADD_FAILURE() << "not refused";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-    }
-  };
-  options.worker = 1;
+  ImageExampleOptions image;
+  image.max_resolution = 512;
+  ConvertOptions options = HalfDoneConversion("max_resolution_resume", image);
+  auto refused_with = [&](const std::string& expected) { ExpectRefused(options, expected); };
   options.image.max_resolution = 256;
   refused_with("max_resolution (512 there, 256 now)");
   options.image.max_resolution = 0;
@@ -379,6 +393,129 @@ TEST(RunConvert, ResumeWithAnotherMaxResolutionIsRefusedWithTheReason) {
   EXPECT_EQ(rest.rejected, 0u);
   for (const Example& e : ReadAllRecords(options.output, rest)) {
     EXPECT_LE(std::max(Int64Of(e, image_keys::kHeight), Int64Of(e, image_keys::kWidth)), 512);
+  }
+}
+
+// A folder-per-class input for --jpeg-restart-interval: the photos (640 to 1920 px),
+// the JPEGs of every chroma subsampling and the PNGs, linked from the shared test data.
+std::string MakeRestartInput() {
+  std::string dir = FreshDir("restart_in");
+  const std::string images = kTestData + "/images";
+  std::vector<std::string> folders = {images + "/mixed-formats/0", images + "/mixed-formats/2"};
+  for (const std::string& cls : ListDirectory(images + "/photos-by-class")) {
+    folders.push_back(images + "/photos-by-class/" + cls);
+  }
+  for (const std::string& folder : folders) {
+    if (!IsDirectory(folder)) continue;
+    const std::string cls = BaseName(DirName(folder)) + "_" + BaseName(folder);
+    for (const std::string& f : ListDirectory(folder)) {
+      if (f != "image_list.txt") Link(JoinPath(folder, f), JoinPath(JoinPath(dir, cls), f));
+    }
+  }
+  return dir;
+}
+
+// Checks the train preset (three seeds) and the eval preset give the same output on
+// both encodings of one image.
+void ExpectSamePresetOutputs(std::string_view plain, std::string_view marked, const std::string& name) {
+  const TrainPreset train;
+  const EvalPreset eval;
+  std::vector<uint8_t> a(OutputBytes(train.layout, train.size)), b(a.size());
+  for (uint64_t seed : {1, 2, 3}) {
+    ApplyTrainPreset(plain, name, train, seed, a.data());
+    ApplyTrainPreset(marked, name, train, seed, b.data());
+    EXPECT_TRUE(a == b) << name << ": train preset, seed " << seed;
+  }
+  a.assign(OutputBytes(eval.layout, eval.crop_size), 0);
+  b.assign(a.size(), 1);
+  ApplyEvalPreset(plain, name, eval, a.data());
+  ApplyEvalPreset(marked, name, eval, b.data());
+  EXPECT_TRUE(a == b) << name << ": eval preset";
+}
+
+// --jpeg-restart-interval 1, against the same conversion without it (both at
+// --max-resolution 640, so that JPEGs kept as they are, resized JPEGs and re-encoded PNGs
+// are all there): every stored JPEG has a restart marker every MCU and decodes to
+// exactly the same pixels (so, for a JPEG kept as it is, the input file's); the other
+// features are the same; the train and eval presets give the same outputs; the summary
+// and dataset.json count the rewritten JPEGs.
+TEST(RunConvert, JpegRestartIntervalKeepsEveryPixelAndMarksEveryJpeg) {
+  ConvertOptions options;
+  options.input = MakeRestartInput();
+  options.plan.min_shards = 2;
+  options.image.max_resolution = 640;
+  const std::string plain_output = FreshDir("restart_plain");
+  options.output = plain_output;
+  ConvertSummary plain = RunConvert(options);
+  options.image.jpeg_restart_interval = 1;
+  options.output = FreshDir("restart_marked");
+  ConvertSummary marked = RunConvert(options);
+  ASSERT_TRUE(marked.complete);
+  EXPECT_EQ(marked.rejected, 0u);
+  EXPECT_EQ(plain.restart_markers_added, 0u);
+  EXPECT_EQ(marked.restart_markers_added, marked.written);  // none is CMYK or had markers
+  std::vector<Example> before = ReadAllRecords(plain_output, plain);
+  std::vector<Example> after = ReadAllRecords(options.output, marked);
+  ASSERT_EQ(after.size(), before.size());
+  int kept_as_is = 0;
+  for (size_t i = 0; i < after.size(); ++i) {
+    const Example& b = before[i];
+    const Example& a = after[i];
+    const std::string name(*GetBytesFeature(a.features(), image_keys::kFilename));
+    const std::string plain_jpeg(*GetBytesFeature(b.features(), image_keys::kEncoded));
+    const std::string marked_jpeg(*GetBytesFeature(a.features(), image_keys::kEncoded));
+    EXPECT_EQ(JpegLayoutOf(marked_jpeg).restart_interval, 1) << name;
+    EXPECT_EQ(MaxAbsDiff(DecodeImage(marked_jpeg, name), DecodeImage(plain_jpeg, name)), 0) << name;
+    kept_as_is += plain_jpeg == ReadFile(JoinPath(options.input, name));
+    ExpectSamePresetOutputs(plain_jpeg, marked_jpeg, name);
+    ASSERT_EQ(a.features().feature().size(), b.features().feature().size()) << name;
+    for (const auto& [key, feature] : b.features().feature()) {
+      if (key == image_keys::kEncoded) continue;
+      EXPECT_EQ(a.features().feature().at(key).SerializeAsString(), feature.SerializeAsString())
+          << name << ": " << key;
+    }
+  }
+  EXPECT_GE(kept_as_is, 10);  // the photos within 640 px: their own pixels
+  auto dataset = nlohmann::json::parse(ReadFile(JoinPath(options.output, "dataset.json")));
+  EXPECT_EQ(dataset["options"]["jpeg_restart_interval"], 1);
+  EXPECT_EQ(dataset["restart_markers_added"], marked.written);
+}
+
+// --jpeg-restart-interval is part of the plan, only when set: workers and resumed runs
+// must agree on it; a conversion begun without it resumes without it.
+TEST(RunConvert, ResumeWithAnotherJpegRestartIntervalIsRefusedWithTheReason) {
+  ImageExampleOptions image;
+  image.jpeg_restart_interval = 1;
+  ConvertOptions options = HalfDoneConversion("restart_resume", image);
+  auto refused_with = [&](const std::string& expected) { ExpectRefused(options, expected); };
+  options.image.jpeg_restart_interval = 8;
+  refused_with("jpeg_restart_interval (1 there, 8 now)");
+  options.image.jpeg_restart_interval = 0;
+  options.resume = true;
+  refused_with("jpeg_restart_interval (1 there, unset now)");
+  options.image.jpeg_restart_interval = 1;
+  ConvertSummary rest = RunConvert(options);
+  EXPECT_TRUE(rest.complete);
+  EXPECT_EQ(rest.restart_markers_added, rest.written);
+
+  // Begun without the option: resumes without it, refuses it.
+  options = HalfDoneConversion("restart_resume_unset", ImageExampleOptions());
+  options.resume = true;
+  EXPECT_EQ(ReadFile(JoinPath(options.output, ".imgpipe/plan.json")).find("jpeg_restart"),
+            std::string::npos);
+  options.image.jpeg_restart_interval = 1;
+  refused_with("jpeg_restart_interval (unset there, 1 now)");
+  options.image.jpeg_restart_interval = 0;
+  EXPECT_TRUE(RunConvert(options).complete);
+}
+
+TEST(RunConvert, JpegRestartIntervalOutsideItsRangeIsRefused) {
+  ConvertOptions options;
+  options.input = kTestData + "/images/photos-by-class";
+  options.output = FreshDir("restart_range");
+  for (int interval : {-1, kMaxJpegRestartInterval + 1}) {
+    options.image.jpeg_restart_interval = interval;
+    ExpectRefused(options, "--jpeg-restart-interval must be in [0, 65535]");
   }
 }
 

@@ -1,7 +1,9 @@
 #include "convert/image_example.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "image/jpeg_transcode.h"
 #include "image/resize.h"
 #include "record/example.h"
 #include "record/image_feature_keys.h"
@@ -43,17 +45,18 @@ ImageSize StoredSize(int width, int height, int max_resolution) {
 
 namespace {
 
-// An image as it goes into a record: the encoded bytes, what its header says, and the
-// input's size in the same orientation.
+// An image as it goes into a record: the encoded bytes, what its header says, the
+// input's size in the same orientation, and whether restart markers were added.
 struct StoredImage {
   std::string bytes;
   ImageInfo info;
   ImageSize original;
+  bool restart_markers_added = false;
 };
 
 // Reads and checks `path`; keeps a JPEG within options.max_resolution as it is and
 // re-encodes the rest (other formats; larger JPEGs, resized). Throws as MakeImageExample.
-StoredImage ReadStoredImage(const std::string& path, const ImageExampleOptions& options) {
+StoredImage ReadOrReencodeImage(const std::string& path, const ImageExampleOptions& options) {
   StoredImage out;
   out.bytes = ReadFile(path);
   out.info = ReadImageInfo(out.bytes, path, options.max_pixels);
@@ -84,10 +87,25 @@ StoredImage ReadStoredImage(const std::string& path, const ImageExampleOptions& 
   return out;
 }
 
+// ReadOrReencodeImage's image, rewritten with options.jpeg_restart_interval's restart
+// markers when that is > 0 (the rewrite keeps the size, channels and EXIF orientation).
+// Throws as MakeImageExample.
+StoredImage ReadStoredImage(const std::string& path, const ImageExampleOptions& options) {
+  StoredImage out = ReadOrReencodeImage(path, options);
+  if (options.jpeg_restart_interval <= 0) return out;
+  std::optional<std::string> marked =
+      AddJpegRestartMarkers(out.bytes, path, options.jpeg_restart_interval);
+  if (marked) {
+    out.bytes = std::move(*marked);
+    out.restart_markers_added = true;
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string MakeImageExample(const InputImage& input, const std::string& class_text,
-                             const ImageExampleOptions& options) {
+ImageExample MakeImageExample(const InputImage& input, const std::string& class_text,
+                              const ImageExampleOptions& options) {
   StoredImage image = ReadStoredImage(input.path, options);
   Example example;
   Features* f = example.mutable_features();
@@ -104,7 +122,7 @@ std::string MakeImageExample(const InputImage& input, const std::string& class_t
     AddInt64Feature(f, image_keys::kOriginalHeight, image.original.height);
     AddInt64Feature(f, image_keys::kOriginalWidth, image.original.width);
   }
-  return SerializeExample(example);
+  return {SerializeExample(example), image.restart_markers_added};
 }
 
 std::string RejectReason(const std::exception& error, const std::string& path) {

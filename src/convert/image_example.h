@@ -34,6 +34,13 @@ struct ImageExampleOptions {
   // FFCV's max_resolution; the others are stored as they are. Each record then also
   // holds image/original_height and image/original_width. 0: no resizing.
   int max_resolution = 0;
+  // > 0: every stored JPEG (kept as it is or re-encoded) is rewritten losslessly (the
+  // same pixels) with a restart marker every jpeg_restart_interval MCUs
+  // (AddJpegRestartMarkers, at most kMaxJpegRestartInterval), so that the train and eval
+  // presets' crop decodes entropy-decode only the crop's MCUs; 1 is the fastest for
+  // crops. A JPEG that already has that interval, a CMYK or YCCK one and an
+  // arithmetic-coded one stay as they are. 0: JPEGs are stored as given.
+  int jpeg_restart_interval = 0;
 };
 
 struct ImageSize {
@@ -48,11 +55,19 @@ struct ImageSize {
 // least 1).
 ImageSize StoredSize(int width, int height, int max_resolution);
 
-// Reads `input.path` and returns the Example's bytes: the file's own bytes when it is a
-// JPEG within options.max_resolution, else a JPEG re-encoded at options.jpeg_quality. Throws Error (DataError for bad
-// image data, IoError for unreadable files) when the image must be rejected.
-std::string MakeImageExample(const InputImage& input, const std::string& class_text,
-                             const ImageExampleOptions& options);
+// A record for one input, and whether its JPEG was rewritten with restart markers.
+struct ImageExample {
+  std::string record;                  // the serialized tf.train.Example
+  bool restart_markers_added = false;  // by options.jpeg_restart_interval
+};
+
+// Reads `input.path` and returns its Example: the image stored is the file's own bytes
+// when it is a JPEG within options.max_resolution, else a JPEG re-encoded at
+// options.jpeg_quality; either is then given restart markers when
+// options.jpeg_restart_interval > 0. Throws Error (DataError for bad image data, IoError
+// for unreadable files) when the image must be rejected.
+ImageExample MakeImageExample(const InputImage& input, const std::string& class_text,
+                              const ImageExampleOptions& options);
 
 // The reason to write into rejects.csv for an exception thrown by MakeImageExample:
 // its message without the leading path.

@@ -40,6 +40,7 @@ std::string ConvertSummaryJson(const ConvertSummary& s) {
   const nlohmann::json out{{"inputs", s.inputs},
                            {"written", s.written},
                            {"rejected", s.rejected},
+                           {"restart_markers_added", s.restart_markers_added},
                            {"complete", s.complete},
                            {"shards_total", s.shards_total},
                            {"shards_done", s.shards_done},

@@ -16,6 +16,7 @@ TEST(SummaryJsonTest, ConvertSummaryHasTheCountsShardsAndRate) {
   s.inputs = 7;
   s.written = 5;
   s.rejected = 2;
+  s.restart_markers_added = 4;
   s.complete = true;
   s.shards_total = s.shards_done = s.shards_this_run = 1;
   s.input_bytes_this_run = 3'000'000;
@@ -25,6 +26,7 @@ TEST(SummaryJsonTest, ConvertSummaryHasTheCountsShardsAndRate) {
   EXPECT_EQ(j["inputs"], 7);
   EXPECT_EQ(j["written"], 5);
   EXPECT_EQ(j["rejected"], 2);
+  EXPECT_EQ(j["restart_markers_added"], 4);
   EXPECT_EQ(j["complete"], true);
   EXPECT_DOUBLE_EQ(j["input_mb_per_s"].get<double>(), 1.5);
   ASSERT_EQ(j["shards"].size(), 1u);

@@ -8,27 +8,13 @@
 
 #include "image/codec.h"
 #include "image/image_test_util.h"
-#include "image/jpeg_lib.h"
 #include "image/jpeg_markers.h"
+#include "image/jpeg_test_util.h"
 #include "util/error.h"
 #include "util/file.h"
 
 namespace imgpipe {
 namespace {
-
-// The restart interval and progressive flag of a JPEG, from libjpeg's header.
-struct JpegLayout {
-  int restart_interval = 0;
-  bool progressive = false;
-};
-
-JpegLayout LayoutOf(const std::string& jpeg) {
-  LibjpegDecompressor d;
-  if (setjmp(d.errors.jump) != 0) throw Error(std::string("libjpeg: ") + d.errors.message);
-  jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
-  jpeg_read_header(&d.cinfo, TRUE);
-  return {static_cast<int>(d.cinfo.restart_interval), d.cinfo.progressive_mode != 0};
-}
 
 // The bytes of every APPn (n >= 1) and COM segment before the first scan, in order.
 std::vector<std::string> MetadataSegments(const std::string& jpeg) {
@@ -54,7 +40,7 @@ TEST(JpegTranscodeTest, RealPhotosKeepTheirPixelsAndGainTheInterval) {
     for (int interval : {1, 4, 1000}) {
       const std::optional<std::string> rewritten = AddJpegRestartMarkers(jpeg, path, interval);
       ASSERT_TRUE(rewritten.has_value());
-      EXPECT_EQ(LayoutOf(*rewritten).restart_interval, interval);
+      EXPECT_EQ(JpegLayoutOf(*rewritten).restart_interval, interval);
       EXPECT_EQ(MaxAbsDiff(DecodeImage(*rewritten, "r.jpg"), DecodeImage(jpeg, path)), 0);
       EXPECT_EQ(MetadataSegments(*rewritten), MetadataSegments(jpeg));
       // Already so: nothing to do.
@@ -82,10 +68,10 @@ TEST(JpegTranscodeTest, ExifOrientationAndProgressiveFiles) {
   const std::string progressive(reinterpret_cast<char*>(buffer), size);
   tjFree(buffer);
   tjDestroy(handle);
-  ASSERT_TRUE(LayoutOf(progressive).progressive);
+  ASSERT_TRUE(JpegLayoutOf(progressive).progressive);
   const std::optional<std::string> sequential = AddJpegRestartMarkers(progressive, "p.jpg", 1);
   ASSERT_TRUE(sequential.has_value());
-  EXPECT_FALSE(LayoutOf(*sequential).progressive);
+  EXPECT_FALSE(JpegLayoutOf(*sequential).progressive);
   EXPECT_EQ(MaxAbsDiff(DecodeImage(*sequential, "s.jpg"), DecodeImage(progressive, "p.jpg")), 0);
 }
 
