@@ -94,7 +94,7 @@ StoredImage ReadStoredImage(const std::string& path, const ImageExampleOptions& 
   StoredImage out = ReadOrReencodeImage(path, options);
   if (options.jpeg_restart_interval <= 0) return out;
   std::optional<std::string> marked =
-      AddJpegRestartMarkers(out.bytes, path, options.jpeg_restart_interval);
+      AddJpegRestartMarkers(out.bytes, path, options.jpeg_restart_interval, options.max_pixels);
   if (marked) {
     out.bytes = std::move(*marked);
     out.restart_markers_added = true;

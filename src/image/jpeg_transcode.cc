@@ -62,13 +62,13 @@ std::optional<std::string> Rewrite(std::string_view jpeg, const std::string& pat
 }  // namespace
 
 std::optional<std::string> AddJpegRestartMarkers(std::string_view jpeg, const std::string& path,
-                                                 int interval) {
+                                                 int interval, uint64_t max_pixels) {
   if (interval < 1 || interval > kMaxJpegRestartInterval) {
     throw Error("restart interval must be 1 to " + std::to_string(kMaxJpegRestartInterval) +
                 " MCUs, not " + std::to_string(interval));
   }
   // 1. The checks DecodeImage makes (format, process, size), with its messages.
-  const ImageInfo info = ReadImageInfo(jpeg, path);
+  const ImageInfo info = ReadImageInfo(jpeg, path, max_pixels);
   if (info.format != ImageFormat::kJpeg) {
     throw DataError(path, std::nullopt,
                     std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
@@ -76,8 +76,10 @@ std::optional<std::string> AddJpegRestartMarkers(std::string_view jpeg, const st
   // 2. The rewrite, kept only if it decodes to the same pixels.
   std::optional<std::string> rewritten = Rewrite(jpeg, path, interval);
   if (!rewritten) return std::nullopt;
-  const Image before = DecodeImage(jpeg, path);
-  const Image after = DecodeImage(*rewritten, path + " (rewritten with restart markers)");
+  DecodeOptions decode;
+  decode.max_pixels = max_pixels;
+  const Image before = DecodeImage(jpeg, path, decode);
+  const Image after = DecodeImage(*rewritten, path + " (rewritten with restart markers)", decode);
   if (after.width != before.width || after.height != before.height ||
       after.channels != before.channels || after.pixels != before.pixels) {
     return std::nullopt;

@@ -3,9 +3,12 @@
 // (jpeg_restart_splice.h) entropy-decode only the MCUs under a crop window.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "image/codec.h"
 
 namespace imgpipe {
 
@@ -19,8 +22,9 @@ inline constexpr int kMaxJpegRestartInterval = 65535;
 // the caller to keep the input as it is, when the input already is sequential with that
 // interval, is CMYK or YCCK (their Adobe marker decides how they decode) or uses
 // arithmetic coding. Throws Error for a bad interval and DataError naming `path` for
-// bytes that DecodeImage would refuse.
+// bytes that DecodeImage (with `max_pixels`) would refuse.
 std::optional<std::string> AddJpegRestartMarkers(std::string_view jpeg, const std::string& path,
-                                                 int interval);
+                                                 int interval,
+                                                 uint64_t max_pixels = kDefaultMaxPixels);
 
 }  // namespace imgpipe
