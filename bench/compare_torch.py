@@ -3,8 +3,9 @@
 
 Runs torchvision's ImageFolder + DataLoader (RandomResizedCrop(224), RandomHorizontalFlip,
 ToTensor, Normalize; workers = --threads) and `imgpipe bench` with the train preset on
-the same image folder (and on TFRecord shards of it, with --shards), then the same for
-the eval transforms (Resize(256), CenterCrop(224)). Prints images/s and the ratios.
+the same image folder (and on TFRecord shards of it, with --shards, and on shards
+converted with --jpeg-restart-interval 1, with --restart-shards), then the same for the
+eval transforms (Resize(256), CenterCrop(224)). Prints images/s and the ratios.
 
 Needs Debian's python3-torch and python3-torchvision (scripts/install-deps.sh --bench).
 """
@@ -71,6 +72,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--images", required=True, help="image folder, one sub-folder per class")
     parser.add_argument("--shards", help="TFRecord shards of the same images (imgpipe convert output)")
+    parser.add_argument("--restart-shards",
+                        help="the same images converted with --jpeg-restart-interval 1")
     parser.add_argument("--imgpipe", default="build/src/cli/imgpipe")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--batch-size", type=int, default=64)
@@ -88,6 +91,8 @@ def main():
         sources = [("imgpipe, image folder", args.images)]
         if args.shards:
             sources.append(("imgpipe, TFRecord shards", args.shards))
+        if args.restart_shards:
+            sources.append(("imgpipe, shards, restart markers", args.restart_shards))
         for label, data in sources:
             rate = imgpipe_rate(args.imgpipe, data, preset, args.threads, args.batch_size,
                                 args.seconds, args.warmup)

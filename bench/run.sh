@@ -42,9 +42,10 @@ bench_rate() {
 
 # The pipeline on one image set: the ladder (with its ceiling check), 1 vs 2 threads,
 # and the PyTorch DataLoader side by side. $1: what the images are (printed with every
-# number), $2: an image folder (one sub-folder per class), $3: its TFRecord shards.
+# number), $2: an image folder (one sub-folder per class), $3: its TFRecord shards, $4
+# (optional): its shards converted with --jpeg-restart-interval 1.
 pipeline_benchmarks() {
-  local what=$1 images=$2 shards=$3
+  local what=$1 images=$2 shards=$3 restart_shards=${4:-}
   echo "== Pipeline ladder: $what, train preset, ${seconds} s per row"
   "$imgpipe" bench --data "$shards" --images "$images" --ladder --seconds "$seconds"
   echo
@@ -56,7 +57,7 @@ pipeline_benchmarks() {
   echo
   echo "== PyTorch DataLoader vs imgpipe: $what (same images, same cores)"
   /usr/bin/python3 "$here/compare_torch.py" --images "$images" --shards "$shards" \
-    --imgpipe "$imgpipe" --seconds "$seconds"
+    ${restart_shards:+--restart-shards "$restart_shards"} --imgpipe "$imgpipe" --seconds "$seconds"
   echo
 }
 
@@ -88,16 +89,18 @@ for split in train val; do
   done
 done
 "$imgpipe" convert --input "$work/hymenoptera" --output "$work/hymenoptera-shards" --min-shards 4 >/dev/null
-pipeline_benchmarks "397 real ImageNet photos (hymenoptera, mean 490x392)" \
-  "$work/hymenoptera" "$work/hymenoptera-shards"
 "$imgpipe" convert --input "$work/hymenoptera" --output "$work/hymenoptera-restart-shards" \
   --min-shards 4 --jpeg-restart-interval 1 >/dev/null
+pipeline_benchmarks "397 real ImageNet photos (hymenoptera, mean 490x392)" \
+  "$work/hymenoptera" "$work/hymenoptera-shards" "$work/hymenoptera-restart-shards"
 restart_benchmarks "397 real ImageNet photos (hymenoptera)" \
   "$work/hymenoptera-shards" "$work/hymenoptera-restart-shards"
 "$imgpipe" convert --input "$testdata/photos-by-class" --output "$work/by-class-shards" \
   --min-shards 4 >/dev/null
+"$imgpipe" convert --input "$testdata/photos-by-class" --output "$work/by-class-restart-shards" \
+  --min-shards 4 --jpeg-restart-interval 1 >/dev/null
 pipeline_benchmarks "47 real photos of 640 to 1920 px (photos-by-class)" \
-  "$testdata/photos-by-class" "$work/by-class-shards"
+  "$testdata/photos-by-class" "$work/by-class-shards" "$work/by-class-restart-shards"
 
 # Then scale: 2,000 ImageNet-sized (500x375, ~110 KB) synthetic JPEGs, which decode
 # almost twice as fast as photographs (they flatter imgpipe).
