@@ -1,0 +1,105 @@
+// The horizontal resize loop for AVX-512 VBMI with VNNI (PermuteBlock in
+// resize_kernels.h): per block and row, one vpermb and three vpdpbusd per quad of taps,
+// then one store of up to 16 bytes. This file is compiled with -mavx512vbmi
+// -mavx512vnni and runs only where the CPU has both (resize.cc checks).
+#include <immintrin.h>
+
+#include "image/resize_kernels.h"
+
+namespace imgpipe::resize_internal {
+namespace {
+
+constexpr int kRows = 4;
+
+// Returns the 64 bytes at p, of which only the first `avail` (if under 64) are read;
+// the rest are 0.
+inline __m512i LoadWindow(const uint8_t* p, int64_t avail) {
+  if (avail >= 64) return _mm512_loadu_si512(p);
+  const __mmask64 mask = avail <= 0 ? 0 : ~0ULL >> (64 - avail);
+  return _mm512_maskz_loadu_epi8(mask, p);
+}
+
+// The pixels of block b in kRows rows (in[r], input byte 0 = pixel column_offset; out[r],
+// output byte 0 = output 0) of C-byte pixels. kWhole: every window lies within the
+// rows; else the rows are row_bytes long and what passes them reads as 0.
+template <int C, bool kWhole>
+inline void Block(const uint8_t* const* in, uint8_t* const* out, const PermuteBlock& b,
+                  const uint8_t* vectors, int column_offset, int64_t row_bytes) {
+  __m512i hi[kRows], mid[kRows], lo[kRows];
+  for (int r = 0; r < kRows; ++r) {
+    hi[r] = _mm512_set1_epi32(kHalf >> 16);  // digit 2's sum counts 2^16 times
+    mid[r] = lo[r] = _mm512_setzero_si512();
+  }
+  const __m512i* v = reinterpret_cast<const __m512i*>(
+      vectors + static_cast<size_t>(b.vector) * kPermuteVectorBytes);
+  int64_t start = static_cast<int64_t>(b.window - column_offset) * C;
+  for (int q = 0; q < b.quads; ++q, v += 4, start += 4 * C) {
+    const __m512i control = _mm512_load_si512(v), d2 = _mm512_load_si512(v + 1),
+                  d1 = _mm512_load_si512(v + 2), d0 = _mm512_load_si512(v + 3);
+    for (int r = 0; r < kRows; ++r) {
+      const __m512i window = kWhole ? _mm512_loadu_si512(in[r] + start)
+                                    : LoadWindow(in[r] + start, row_bytes - start);
+      const __m512i x = _mm512_permutexvar_epi8(control, window);
+      hi[r] = _mm512_dpbusd_epi32(hi[r], x, d2);
+      mid[r] = _mm512_dpbusd_epi32(mid[r], x, d1);
+      lo[r] = _mm512_dpbusd_epi32(lo[r], x, d0);
+    }
+  }
+  const __mmask16 mask = static_cast<__mmask16>((1u << (b.pixels * C)) - 1);
+  for (int r = 0; r < kRows; ++r) {
+    __m512i sum = _mm512_add_epi32(_mm512_slli_epi32(hi[r], 8), mid[r]);
+    sum = _mm512_add_epi32(_mm512_slli_epi32(sum, 8), lo[r]);
+    sum = _mm512_max_epi32(_mm512_srai_epi32(sum, kPrecisionBits), _mm512_setzero_si512());
+    _mm_mask_storeu_epi8(out[r] + static_cast<size_t>(b.out) * C, mask,
+                         _mm512_cvtusepi32_epi8(sum));  // Clip8: >= 0, saturated to 255
+  }
+}
+
+// Returns the number of blocks from the first whose windows all lie within rows of
+// row_bytes bytes (the windows only move right).
+template <int C>
+int WholeBlocks(const PermuteView& blocks, int column_offset, int64_t row_bytes) {
+  int n = 0;
+  for (; n < blocks.blocks; ++n) {
+    const PermuteBlock& b = blocks.block[n];
+    const int64_t last = static_cast<int64_t>(b.window + 4 * (b.quads - 1) - column_offset) * C;
+    if (last + 64 > row_bytes) break;
+  }
+  return n;
+}
+
+template <int C>
+void Rows(const RowPass& pass, const PermuteView& blocks, int in_end) {
+  const int64_t row_bytes = static_cast<int64_t>(in_end - pass.column_offset) * C;
+  const int whole = WholeBlocks<C>(blocks, pass.column_offset, row_bytes);
+  for (int r0 = 0; r0 < pass.rows; r0 += kRows) {
+    // Rows past the last are the last again (written twice, the same bytes).
+    const uint8_t* in[kRows];
+    uint8_t* out[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      const int row = r0 + r < pass.rows ? r0 + r : pass.rows - 1;
+      in[r] = pass.src + row * pass.src_stride;
+      out[r] = pass.dst + row * pass.dst_stride;
+    }
+    int i = 0;
+    for (; i < whole; ++i) {
+      Block<C, true>(in, out, blocks.block[i], blocks.vectors, pass.column_offset, row_bytes);
+    }
+    for (; i < blocks.blocks; ++i) {
+      Block<C, false>(in, out, blocks.block[i], blocks.vectors, pass.column_offset, row_bytes);
+    }
+  }
+}
+
+}  // namespace
+
+void RowPassAvx512Vbmi(const RowPass& pass, const PermuteView& blocks, int in_end) {
+  switch (pass.channels) {
+    case 1: return Rows<1>(pass, blocks, in_end);
+    case 2: return Rows<2>(pass, blocks, in_end);
+    case 3: return Rows<3>(pass, blocks, in_end);
+    case 4: return Rows<4>(pass, blocks, in_end);
+  }
+}
+
+}  // namespace imgpipe::resize_internal
