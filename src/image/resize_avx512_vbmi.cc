@@ -19,12 +19,33 @@ inline __m512i LoadWindow(const uint8_t* p, int64_t avail) {
   return _mm512_maskz_loadu_epi8(mask, p);
 }
 
+// Adds to hi, mid and lo (digits 2, 1, 0) quad q (vectors v) of a block in kRows rows
+// (in[r] + start: the window's first byte; kWhole: it lies within the row, else only its
+// first row_bytes - start bytes are read).
+template <bool kWhole>
+[[gnu::always_inline]] inline void AddQuad(const uint8_t* const* in, int64_t start,
+                                           int64_t row_bytes, const __m512i* v,
+                                           __m512i* hi, __m512i* mid, __m512i* lo) {
+  const __m512i control = _mm512_load_si512(v), d2 = _mm512_load_si512(v + 1),
+                d1 = _mm512_load_si512(v + 2), d0 = _mm512_load_si512(v + 3);
+  for (int r = 0; r < kRows; ++r) {
+    const __m512i window = kWhole ? _mm512_loadu_si512(in[r] + start)
+                                  : LoadWindow(in[r] + start, row_bytes - start);
+    const __m512i x = _mm512_permutexvar_epi8(control, window);
+    hi[r] = _mm512_dpbusd_epi32(hi[r], x, d2);
+    mid[r] = _mm512_dpbusd_epi32(mid[r], x, d1);
+    lo[r] = _mm512_dpbusd_epi32(lo[r], x, d0);
+  }
+}
+
 // The pixels of block b in kRows rows (in[r], input byte 0 = pixel column_offset; out[r],
-// output byte 0 = output 0) of C-byte pixels. kWhole: every window lies within the
-// rows; else the rows are row_bytes long and what passes them reads as 0.
-template <int C, bool kWhole>
-inline void Block(const uint8_t* const* in, uint8_t* const* out, const PermuteBlock& b,
-                  const uint8_t* vectors, int column_offset, int64_t row_bytes) {
+// output byte 0 = output 0) of C-byte pixels, with kQuads quads (0: b.quads, any).
+// kWhole: every window lies within the rows; else the rows are row_bytes long and what
+// passes them reads as 0.
+template <int C, int kQuads, bool kWhole>
+[[gnu::always_inline]] inline void Block(const uint8_t* const* in, uint8_t* const* out,
+                                         const PermuteBlock& b, const uint8_t* vectors,
+                                         int column_offset, int64_t row_bytes) {
   __m512i hi[kRows], mid[kRows], lo[kRows];
   for (int r = 0; r < kRows; ++r) {
     hi[r] = _mm512_set1_epi32(kHalf >> 16);  // digit 2's sum counts 2^16 times
@@ -32,18 +53,10 @@ inline void Block(const uint8_t* const* in, uint8_t* const* out, const PermuteBl
   }
   const __m512i* v = reinterpret_cast<const __m512i*>(
       vectors + static_cast<size_t>(b.vector) * kPermuteVectorBytes);
-  int64_t start = static_cast<int64_t>(b.window - column_offset) * C;
-  for (int q = 0; q < b.quads; ++q, v += 4, start += 4 * C) {
-    const __m512i control = _mm512_load_si512(v), d2 = _mm512_load_si512(v + 1),
-                  d1 = _mm512_load_si512(v + 2), d0 = _mm512_load_si512(v + 3);
-    for (int r = 0; r < kRows; ++r) {
-      const __m512i window = kWhole ? _mm512_loadu_si512(in[r] + start)
-                                    : LoadWindow(in[r] + start, row_bytes - start);
-      const __m512i x = _mm512_permutexvar_epi8(control, window);
-      hi[r] = _mm512_dpbusd_epi32(hi[r], x, d2);
-      mid[r] = _mm512_dpbusd_epi32(mid[r], x, d1);
-      lo[r] = _mm512_dpbusd_epi32(lo[r], x, d0);
-    }
+  const int64_t start = static_cast<int64_t>(b.window - column_offset) * C;
+  const int quads = kQuads > 0 ? kQuads : b.quads;
+  for (int q = 0; q < quads; ++q) {
+    AddQuad<kWhole>(in, start + 4 * C * q, row_bytes, v + 4 * q, hi, mid, lo);
   }
   const __mmask16 mask = static_cast<__mmask16>((1u << (b.pixels * C)) - 1);
   for (int r = 0; r < kRows; ++r) {
@@ -52,6 +65,17 @@ inline void Block(const uint8_t* const* in, uint8_t* const* out, const PermuteBl
     sum = _mm512_max_epi32(_mm512_srai_epi32(sum, kPrecisionBits), _mm512_setzero_si512());
     _mm_mask_storeu_epi8(out[r] + static_cast<size_t>(b.out) * C, mask,
                          _mm512_cvtusepi32_epi8(sum));  // Clip8: >= 0, saturated to 255
+  }
+}
+
+// Block<C, *, kWhole>, with the quad count known at compile time where it is 1 or 2.
+template <int C, bool kWhole>
+inline void AnyBlock(const uint8_t* const* in, uint8_t* const* out, const PermuteBlock& b,
+                     const uint8_t* vectors, int column_offset, int64_t row_bytes) {
+  switch (b.quads) {
+    case 1: return Block<C, 1, kWhole>(in, out, b, vectors, column_offset, row_bytes);
+    case 2: return Block<C, 2, kWhole>(in, out, b, vectors, column_offset, row_bytes);
+    default: return Block<C, 0, kWhole>(in, out, b, vectors, column_offset, row_bytes);
   }
 }
 
@@ -83,10 +107,10 @@ void Rows(const RowPass& pass, const PermuteView& blocks, int in_end) {
     }
     int i = 0;
     for (; i < whole; ++i) {
-      Block<C, true>(in, out, blocks.block[i], blocks.vectors, pass.column_offset, row_bytes);
+      AnyBlock<C, true>(in, out, blocks.block[i], blocks.vectors, pass.column_offset, row_bytes);
     }
     for (; i < blocks.blocks; ++i) {
-      Block<C, false>(in, out, blocks.block[i], blocks.vectors, pass.column_offset, row_bytes);
+      AnyBlock<C, false>(in, out, blocks.block[i], blocks.vectors, pass.column_offset, row_bytes);
     }
   }
 }
