@@ -150,6 +150,7 @@ resize_internal::CoefficientView Outputs(resize_internal::CoefficientView k, int
   k.weights += static_cast<size_t>(begin) * k.taps;
   k.packed += static_cast<size_t>(begin) * k.groups * resize_internal::kGroupInt16;
   k.pair_words += static_cast<size_t>(begin) * k.pairs * 2;
+  if (k.quad_digits) k.quad_digits += static_cast<size_t>(begin) * k.quads * 3;
   return k;
 }
 

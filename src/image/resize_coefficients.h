@@ -22,6 +22,9 @@ struct Coefficients {
   std::vector<int32_t> weights;  // 22-bit fixed point, >= 0, zero past count[i]
   std::vector<int16_t> packed;   // kGroupInt16 per group, see resize_kernels.h
   std::vector<int32_t> pair_words;  // per pair of taps: hi word, lo word (resize_kernels.h)
+  int quads = 0;                    // ceil(taps / kGroupTaps): stride of quad_digits, in quads
+  std::vector<int32_t> quad_digits;  // per quad of taps: 3 words (resize_kernels.h); empty
+                                     // if a weight has no WeightDigits
 
   CoefficientView View() const;
 };

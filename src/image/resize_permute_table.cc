@@ -7,19 +7,6 @@
 namespace imgpipe::resize_internal {
 namespace {
 
-// Sets d[0..2] to signed base-256 digits of w (w = d[2] * 2^16 + d[1] * 2^8 + d[0]);
-// returns false if d[2] does not fit an int8.
-bool Digits(int32_t w, int8_t* d) {
-  int64_t rest = w;
-  for (int j = 0; j < 2; ++j) {
-    d[j] = static_cast<int8_t>(static_cast<uint8_t>(rest & 0xFF));
-    rest = (rest - d[j]) / 256;
-  }
-  if (rest < -128 || rest > 127) return false;
-  d[2] = static_cast<int8_t>(rest);
-  return true;
-}
-
 // The number of outputs from i (of n) that one block takes: at most 16 / channels (5
 // for RGB) whose taps lie in a 64-byte window from input pixel first[i].
 int BlockPixels(const CoefficientView& k, int i, int n, int channels) {
@@ -32,7 +19,8 @@ int BlockPixels(const CoefficientView& k, int i, int n, int channels) {
   return p;
 }
 
-// Writes quad q of block b (outputs of k) as four vectors at `out`; false as Digits.
+// Writes quad q of block b (outputs of k) as four vectors at `out`; false if a weight
+// has no WeightDigits.
 bool WriteQuad(const CoefficientView& k, const PermuteBlock& b, int q, int channels,
                uint8_t* out) {
   uint8_t* control = out;
@@ -47,7 +35,7 @@ bool WriteQuad(const CoefficientView& k, const PermuteBlock& b, int q, int chann
         if (tap >= k.count[i]) continue;  // control 0, weight 0
         control[byte] = static_cast<uint8_t>((k.first[i] - b.window + j) * channels + c);
         int8_t d[3];
-        if (!Digits(k.weights[static_cast<size_t>(i) * k.taps + tap], d)) return false;
+        if (!WeightDigits(k.weights[static_cast<size_t>(i) * k.taps + tap], d)) return false;
         for (int level = 0; level < 3; ++level) digits[level][byte] = d[level];
       }
     }
@@ -55,7 +43,7 @@ bool WriteQuad(const CoefficientView& k, const PermuteBlock& b, int q, int chann
   return true;
 }
 
-// Fills t with the blocks of outputs [0, n) of k; false as Digits.
+// Fills t with the blocks of outputs [0, n) of k; false as WriteQuad.
 bool Build(const CoefficientView& k, int n, int channels, PermuteTable& t) {
   int vectors = 0;
   for (int i = 0; i < n;) {

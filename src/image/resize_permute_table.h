@@ -22,8 +22,8 @@ struct PermuteTable {
 };
 
 // Returns the layout of outputs [0, n) of `k`, a view into `owner`, for pixels of
-// `channels` (1 to 4) bytes, or nullptr if a weight does not fit three signed base-256
-// digits. The last two are cached per thread (each entry holds its owner).
+// `channels` (1 to 4) bytes, or nullptr if a weight has no WeightDigits. The last two
+// are cached per thread (each entry holds its owner).
 std::shared_ptr<const PermuteTable> PermuteTableFor(std::shared_ptr<const Coefficients> owner,
                                                     const CoefficientView& k, int n,
                                                     int channels);
