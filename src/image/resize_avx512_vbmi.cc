@@ -19,22 +19,66 @@ inline __m512i LoadWindow(const uint8_t* p, int64_t avail) {
   return _mm512_maskz_loadu_epi8(mask, p);
 }
 
-// Adds to hi, mid and lo (digits 2, 1, 0) quad q (vectors v) of a block in kRows rows
-// (in[r] + start: the window's first byte; kWhole: it lies within the row, else only its
-// first row_bytes - start bytes are read).
+// Sets x[r] to the slots of one quad (vpermb control `control`) in kRows rows: in[r] +
+// start is the window's first byte; kWhole: it lies within the row, else only its first
+// row_bytes - start bytes are read.
 template <bool kWhole>
-[[gnu::always_inline]] inline void AddQuad(const uint8_t* const* in, int64_t start,
-                                           int64_t row_bytes, const __m512i* v,
-                                           __m512i* hi, __m512i* mid, __m512i* lo) {
-  const __m512i control = _mm512_load_si512(v), d2 = _mm512_load_si512(v + 1),
-                d1 = _mm512_load_si512(v + 2), d0 = _mm512_load_si512(v + 3);
+[[gnu::always_inline]] inline void Permute(const uint8_t* const* in, int64_t start,
+                                           int64_t row_bytes, __m512i control, __m512i* x) {
   for (int r = 0; r < kRows; ++r) {
     const __m512i window = kWhole ? _mm512_loadu_si512(in[r] + start)
                                   : LoadWindow(in[r] + start, row_bytes - start);
-    const __m512i x = _mm512_permutexvar_epi8(control, window);
-    hi[r] = _mm512_dpbusd_epi32(hi[r], x, d2);
-    mid[r] = _mm512_dpbusd_epi32(mid[r], x, d1);
-    lo[r] = _mm512_dpbusd_epi32(lo[r], x, d0);
+    x[r] = _mm512_permutexvar_epi8(control, window);
+  }
+}
+
+// Sets acc[r] to Pillow's sum plus its rounding half for the kQuads quads (vectors from
+// v) of a block in kRows rows (Permute's in, start and row_bytes; quad q's window 4q
+// pixels of C bytes on): one accumulator per row, shifted a digit at a time.
+template <int C, int kQuads, bool kWhole>
+[[gnu::always_inline]] inline void SumFewQuads(const uint8_t* const* in, int64_t start,
+                                               int64_t row_bytes, const __m512i* v,
+                                               __m512i* acc) {
+  __m512i x[kQuads][kRows];
+  for (int q = 0; q < kQuads; ++q) {
+    Permute<kWhole>(in, start + 4 * C * q, row_bytes, _mm512_load_si512(v + 4 * q), x[q]);
+  }
+  for (int r = 0; r < kRows; ++r) acc[r] = _mm512_set1_epi32(kHalf >> 16);  // 2^16 times
+  for (int level = 0; level < 3; ++level) {
+    for (int q = 0; q < kQuads; ++q) {
+      const __m512i digits = _mm512_load_si512(v + 4 * q + 1 + level);
+      for (int r = 0; r < kRows; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], x[q][r], digits);
+    }
+    if (level < 2) {
+      for (int r = 0; r < kRows; ++r) acc[r] = _mm512_slli_epi32(acc[r], 8);
+    }
+  }
+}
+
+// SumFewQuads for any number of quads: an accumulator per digit and row.
+template <int C, bool kWhole>
+[[gnu::always_inline]] inline void SumQuads(const uint8_t* const* in, int64_t start,
+                                            int64_t row_bytes, const __m512i* v, int quads,
+                                            __m512i* acc) {
+  __m512i hi[kRows], mid[kRows], lo[kRows];
+  for (int r = 0; r < kRows; ++r) {
+    hi[r] = _mm512_set1_epi32(kHalf >> 16);
+    mid[r] = lo[r] = _mm512_setzero_si512();
+  }
+  for (int q = 0; q < quads; ++q, v += 4, start += 4 * C) {
+    __m512i x[kRows];
+    Permute<kWhole>(in, start, row_bytes, _mm512_load_si512(v), x);
+    const __m512i d2 = _mm512_load_si512(v + 1), d1 = _mm512_load_si512(v + 2),
+                  d0 = _mm512_load_si512(v + 3);
+    for (int r = 0; r < kRows; ++r) {
+      hi[r] = _mm512_dpbusd_epi32(hi[r], x[r], d2);
+      mid[r] = _mm512_dpbusd_epi32(mid[r], x[r], d1);
+      lo[r] = _mm512_dpbusd_epi32(lo[r], x[r], d0);
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    const __m512i sum = _mm512_add_epi32(_mm512_slli_epi32(hi[r], 8), mid[r]);
+    acc[r] = _mm512_add_epi32(_mm512_slli_epi32(sum, 8), lo[r]);
   }
 }
 
@@ -46,23 +90,19 @@ template <int C, int kQuads, bool kWhole>
 [[gnu::always_inline]] inline void Block(const uint8_t* const* in, uint8_t* const* out,
                                          const PermuteBlock& b, const uint8_t* vectors,
                                          int column_offset, int64_t row_bytes) {
-  __m512i hi[kRows], mid[kRows], lo[kRows];
-  for (int r = 0; r < kRows; ++r) {
-    hi[r] = _mm512_set1_epi32(kHalf >> 16);  // digit 2's sum counts 2^16 times
-    mid[r] = lo[r] = _mm512_setzero_si512();
-  }
   const __m512i* v = reinterpret_cast<const __m512i*>(
       vectors + static_cast<size_t>(b.vector) * kPermuteVectorBytes);
   const int64_t start = static_cast<int64_t>(b.window - column_offset) * C;
-  const int quads = kQuads > 0 ? kQuads : b.quads;
-  for (int q = 0; q < quads; ++q) {
-    AddQuad<kWhole>(in, start + 4 * C * q, row_bytes, v + 4 * q, hi, mid, lo);
+  __m512i acc[kRows];
+  if constexpr (kQuads > 0) {
+    SumFewQuads<C, kQuads, kWhole>(in, start, row_bytes, v, acc);
+  } else {
+    SumQuads<C, kWhole>(in, start, row_bytes, v, b.quads, acc);
   }
   const __mmask16 mask = static_cast<__mmask16>((1u << (b.pixels * C)) - 1);
   for (int r = 0; r < kRows; ++r) {
-    __m512i sum = _mm512_add_epi32(_mm512_slli_epi32(hi[r], 8), mid[r]);
-    sum = _mm512_add_epi32(_mm512_slli_epi32(sum, 8), lo[r]);
-    sum = _mm512_max_epi32(_mm512_srai_epi32(sum, kPrecisionBits), _mm512_setzero_si512());
+    const __m512i sum =
+        _mm512_max_epi32(_mm512_srai_epi32(acc[r], kPrecisionBits), _mm512_setzero_si512());
     _mm_mask_storeu_epi8(out[r] + static_cast<size_t>(b.out) * C, mask,
                          _mm512_cvtusepi32_epi8(sum));  // Clip8: >= 0, saturated to 255
   }
