@@ -145,9 +145,19 @@ void Rows(const RowPass& pass, const PermuteView& blocks, int in_end) {
       in[r] = pass.src + row * pass.src_stride;
       out[r] = pass.dst + row * pass.dst_stride;
     }
+    // The next rows' bytes at each block's window, fetched while this block computes (a
+    // decoded image may have left the cache).
+    const size_t ahead = r0 + kRows < pass.rows ? kRows * pass.src_stride : 0;
     int i = 0;
     for (; i < whole; ++i) {
-      AnyBlock<C, true>(in, out, blocks.block[i], blocks.vectors, pass.column_offset, row_bytes);
+      const PermuteBlock& b = blocks.block[i];
+      const size_t at = ahead + static_cast<size_t>(b.window - pass.column_offset) * C;
+      for (int r = 0; r < kRows; ++r) {
+        // As an integer: past the last row the address is out of the image.
+        const uintptr_t address = reinterpret_cast<uintptr_t>(in[r]) + at;
+        _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T0);
+      }
+      AnyBlock<C, true>(in, out, b, blocks.vectors, pass.column_offset, row_bytes);
     }
     for (; i < blocks.blocks; ++i) {
       AnyBlock<C, false>(in, out, blocks.block[i], blocks.vectors, pass.column_offset, row_bytes);
