@@ -108,13 +108,15 @@ template <int C, int kQuads, bool kWhole>
   }
 }
 
-// Block<C, *, kWhole>, with the quad count known at compile time where it is 1 or 2.
+// Block<C, *, kWhole>, with the quad count known at compile time where it is 1 to 4.
 template <int C, bool kWhole>
 inline void AnyBlock(const uint8_t* const* in, uint8_t* const* out, const PermuteBlock& b,
                      const uint8_t* vectors, int column_offset, int64_t row_bytes) {
   switch (b.quads) {
     case 1: return Block<C, 1, kWhole>(in, out, b, vectors, column_offset, row_bytes);
     case 2: return Block<C, 2, kWhole>(in, out, b, vectors, column_offset, row_bytes);
+    case 3: return Block<C, 3, kWhole>(in, out, b, vectors, column_offset, row_bytes);
+    case 4: return Block<C, 4, kWhole>(in, out, b, vectors, column_offset, row_bytes);
     default: return Block<C, 0, kWhole>(in, out, b, vectors, column_offset, row_bytes);
   }
 }
