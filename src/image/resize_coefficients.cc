@@ -112,6 +112,17 @@ struct CacheEntry {
 
 }  // namespace
 
+bool WeightDigits(int32_t w, int8_t* d) {
+  int64_t rest = w;
+  for (int j = 0; j < 2; ++j) {
+    d[j] = static_cast<int8_t>(static_cast<uint8_t>(rest & 0xFF));
+    rest = (rest - d[j]) / 256;
+  }
+  if (rest < -128 || rest > 127) return false;
+  d[2] = static_cast<int8_t>(rest);
+  return true;
+}
+
 CoefficientView Coefficients::View() const {
   return CoefficientView{taps,          groups,        pairs,
                          first.data(),  count.data(),  weights.data(),

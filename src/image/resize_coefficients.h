@@ -29,6 +29,10 @@ struct Coefficients {
   CoefficientView View() const;
 };
 
+// Sets d[0..2] to signed base-256 digits of w (w = d[2] * 2^16 + d[1] * 2^8 + d[0],
+// each an int8, the multipliers of vpdpbusd); returns false if w has none.
+bool WeightDigits(int32_t w, int8_t* d);
+
 // Returns the coefficients of out_size outputs over the input span [in0, in1) of an axis
 // of in_size pixels, as Pillow's precompute_coeffs + normalize_coeffs_8bpc; the last few
 // are cached per thread (keyed by all four arguments), so repeated sizes cost nothing.

@@ -39,23 +39,10 @@ struct CoefficientView {
   const int32_t* pair_words;  // pairs * 2 per output: (hi(w[2k]) | hi(w[2k+1]) << 16),
                               // then the same of the lo halves
   int quads;                  // ceil(taps / kGroupTaps)
-  const int32_t* quad_digits;  // quads * 3 per output: the WeightDigits 2, 1 and 0 of
+  const int32_t* quad_digits;  // quads * 3 per output: digits 2, 1 and 0 (WeightDigits) of
                                // taps 4q to 4q + 3 (byte j: tap 4q + j); nullptr if a
                                // weight has none
 };
-
-// Sets d[0..2] to signed base-256 digits of w (w = d[2] * 2^16 + d[1] * 2^8 + d[0],
-// each an int8, the multipliers of vpdpbusd); returns false if w has none.
-inline bool WeightDigits(int32_t w, int8_t* d) {
-  int64_t rest = w;
-  for (int j = 0; j < 2; ++j) {
-    d[j] = static_cast<int8_t>(static_cast<uint8_t>(rest & 0xFF));
-    rest = (rest - d[j]) / 256;
-  }
-  if (rest < -128 || rest > 127) return false;
-  d[2] = static_cast<int8_t>(rest);
-  return true;
-}
 
 // Horizontal layout of the AVX-512 VBMI kernel (resize_permute_table.h): output pixels
 // in blocks whose taps all lie in one 64-byte window of the row. Each 32-bit slot of a
