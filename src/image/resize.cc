@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include "image/resize_coefficients.h"
 #include "image/resize_kernels.h"
+#include "image/resize_permute_table.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -41,16 +43,30 @@ ResizeKernel KernelFromEnvironment() {
 
 // The loops of one kernel: SIMD rows need their loads within the row (RowSimdEnd),
 // SIMD columns rows of at least column_min_bytes; the portable loops do the rest.
+// permute_rows, where set, does the horizontal pass instead of rows wherever the
+// weights fit its layout (resize_permute_table.h).
 struct Loops {
   void (*rows)(const RowPass&) = nullptr;  // nullptr: portable only
   void (*columns)(const ColumnPass&) = nullptr;
   size_t column_min_bytes = 0;
+  void (*permute_rows)(const RowPass&, const resize_internal::PermuteView&, int) = nullptr;
 };
+
+// Whether the CPU has AVX-512 VBMI (the AVX-512 kernel's rows use it where it does).
+bool CpuHasAvx512Vbmi() {
+#ifdef IMGPIPE_RESIZE_SIMD
+  static const bool vbmi = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vbmi"));
+  return vbmi;
+#else
+  return false;
+#endif
+}
 
 Loops LoopsFor(ResizeKernel kernel) {
 #ifdef IMGPIPE_RESIZE_SIMD
   if (kernel == ResizeKernel::kAvx512) {
-    return {resize_internal::RowPassAvx512, resize_internal::ColumnPassAvx512, 64};
+    return {resize_internal::RowPassAvx512, resize_internal::ColumnPassAvx512, 64,
+            CpuHasAvx512Vbmi() ? resize_internal::RowPassAvx512Vbmi : nullptr};
   }
   if (kernel == ResizeKernel::kAvx2) {
     return {resize_internal::RowPassAvx2, resize_internal::ColumnPassAvx2, 32};
@@ -81,13 +97,19 @@ void RunRowsOnPaddedCopy(const Loops& loops, const RowPass& pass, int in_end, in
                      pass.dst_stride, begin, out_width});
 }
 
-// The horizontal pass over all output pixels, by the kernel's loop (on a padded copy
-// of the rows' ends where its 16-byte loads would pass them), else the portable one.
-// The rows end at pixel in_end (counted like k.first; pass.src holds them from
-// pass.column_offset).
-void RunRows(const Loops& loops, RowPass pass, int in_end, int out_width) {
+// The horizontal pass over all output pixels, by the kernel's permute loop (pass.k a
+// view into kh) or its loop (on a padded copy of the rows' ends where its 16-byte loads
+// would pass them), else the portable one. The rows end at pixel in_end (counted like
+// k.first; pass.src holds them from pass.column_offset).
+void RunRows(const Loops& loops, RowPass pass, int in_end, int out_width,
+             const std::shared_ptr<const Coefficients>& kh) {
   pass.begin = 0;
   pass.end = out_width;
+  if (loops.permute_rows) {
+    const auto table =
+        resize_internal::PermuteTableFor(kh, pass.k, out_width, pass.channels);
+    if (table) return loops.permute_rows(pass, table->View(), in_end);
+  }
   if (!loops.rows) return resize_internal::RowPassPortable(pass);
   pass.end = resize_internal::RowSimdEnd(pass.k, in_end, pass.channels, out_width);
   if (pass.end > 0) loops.rows(pass);
@@ -128,6 +150,7 @@ resize_internal::CoefficientView Outputs(resize_internal::CoefficientView k, int
   k.weights += static_cast<size_t>(begin) * k.taps;
   k.packed += static_cast<size_t>(begin) * k.groups * resize_internal::kGroupInt16;
   k.pair_words += static_cast<size_t>(begin) * k.pairs * 2;
+  if (k.quad_digits) k.quad_digits += static_cast<size_t>(begin) * k.quads * 3;
   return k;
 }
 
@@ -252,7 +275,7 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
     RunRows(loops,
             RowPass{src + static_cast<size_t>(box.y0) * src_stride, src_stride, 0, height,
                     channels, kh->View(), dst, dst_stride, 0, 0},
-            src_width, width);
+            src_width, width, kh);
     return;
   }
   // 4. Both: the horizontal pass over the rows the vertical pass reads, into a buffer
@@ -265,7 +288,7 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
   RunRows(loops,
           RowPass{src + static_cast<size_t>(first_row) * src_stride, src_stride, 0,
                   last_row - first_row, channels, kh->View(), temp.data(), out_row_bytes, 0, 0},
-          src_width, width);
+          src_width, width, kh);
   RunColumns(loops, ColumnPass{temp.data(), out_row_bytes, first_row, kv->View(), dst,
                                dst_stride, height, out_row_bytes});
 }
@@ -330,7 +353,7 @@ void ResizeCropInto(const uint8_t* src, const ResizeCropSpan& held, size_t src_s
     RunRows(loops,
             RowPass{rows_at(need.y0), src_stride, held.x0, need.y1 - need.y0, channels,
                     Outputs(kh->View(), rc.crop_x), out, rows_stride, 0, 0},
-            held.x1, rc.crop_width);
+            held.x1, rc.crop_width, kh);
     rows = out;
   }
   // 3. The vertical pass, or the rows as they are.

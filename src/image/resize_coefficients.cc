@@ -81,6 +81,29 @@ void PackForSimd(Coefficients& k) {
   }
 }
 
+// Fills quads/quad_digits from the weights (layout in resize_kernels.h); leaves
+// quad_digits empty if a weight has no WeightDigits.
+void PackDigits(Coefficients& k) {
+  const size_t out_size = k.first.size();
+  k.quads = (k.taps + kGroupTaps - 1) / kGroupTaps;
+  k.quad_digits.assign(out_size * k.quads * 3, 0);
+  for (size_t i = 0; i < out_size; ++i) {
+    for (int t = 0; t < k.taps; ++t) {
+      int8_t d[3];
+      if (!WeightDigits(k.weights[i * k.taps + t], d)) {
+        k.quad_digits.clear();
+        return;
+      }
+      int32_t* out = &k.quad_digits[(i * k.quads + t / kGroupTaps) * 3];
+      for (int level = 0; level < 3; ++level) {
+        out[2 - level] = static_cast<int32_t>(static_cast<uint32_t>(out[2 - level]) |
+                                              static_cast<uint32_t>(static_cast<uint8_t>(d[level]))
+                                                  << (8 * (t % kGroupTaps)));
+      }
+    }
+  }
+}
+
 struct CacheEntry {
   int in_size = -1, out_size = -1;
   double in0 = 0, in1 = 0;
@@ -89,10 +112,22 @@ struct CacheEntry {
 
 }  // namespace
 
+bool WeightDigits(int32_t w, int8_t* d) {
+  int64_t rest = w;
+  for (int j = 0; j < 2; ++j) {
+    d[j] = static_cast<int8_t>(static_cast<uint8_t>(rest & 0xFF));
+    rest = (rest - d[j]) / 256;
+  }
+  if (rest < -128 || rest > 127) return false;
+  d[2] = static_cast<int8_t>(rest);
+  return true;
+}
+
 CoefficientView Coefficients::View() const {
   return CoefficientView{taps,          groups,        pairs,
                          first.data(),  count.data(),  weights.data(),
-                         packed.data(), pair_words.data()};
+                         packed.data(), pair_words.data(), quads,
+                         quad_digits.empty() ? nullptr : quad_digits.data()};
 }
 
 std::shared_ptr<const Coefficients> CoefficientsFor(int in_size, double in0, double in1,
@@ -108,6 +143,7 @@ std::shared_ptr<const Coefficients> CoefficientsFor(int in_size, double in0, dou
   auto k = std::make_shared<Coefficients>();
   PrecomputeWeights(in_size, in0, in1, out_size, *k);
   PackForSimd(*k);
+  PackDigits(*k);
   cache[next] = CacheEntry{in_size, out_size, in0, in1, k};
   next = (next + 1) % cache.size();
   return k;

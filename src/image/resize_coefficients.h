@@ -22,9 +22,16 @@ struct Coefficients {
   std::vector<int32_t> weights;  // 22-bit fixed point, >= 0, zero past count[i]
   std::vector<int16_t> packed;   // kGroupInt16 per group, see resize_kernels.h
   std::vector<int32_t> pair_words;  // per pair of taps: hi word, lo word (resize_kernels.h)
+  int quads = 0;                    // ceil(taps / kGroupTaps): stride of quad_digits, in quads
+  std::vector<int32_t> quad_digits;  // per quad of taps: 3 words (resize_kernels.h); empty
+                                     // if a weight has no WeightDigits
 
   CoefficientView View() const;
 };
+
+// Sets d[0..2] to signed base-256 digits of w (w = d[2] * 2^16 + d[1] * 2^8 + d[0],
+// each an int8, the multipliers of vpdpbusd); returns false if w has none.
+bool WeightDigits(int32_t w, int8_t* d);
 
 // Returns the coefficients of out_size outputs over the input span [in0, in1) of an axis
 // of in_size pixels, as Pillow's precompute_coeffs + normalize_coeffs_8bpc; the last few

@@ -38,6 +38,32 @@ struct CoefficientView {
   const int16_t* packed;      // groups * kGroupInt16 per output
   const int32_t* pair_words;  // pairs * 2 per output: (hi(w[2k]) | hi(w[2k+1]) << 16),
                               // then the same of the lo halves
+  int quads;                  // ceil(taps / kGroupTaps)
+  const int32_t* quad_digits;  // quads * 3 per output: digits 2, 1 and 0 (WeightDigits) of
+                               // taps 4q to 4q + 3 (byte j: tap 4q + j); nullptr if a
+                               // weight has none
+};
+
+// Horizontal layout of the AVX-512 VBMI kernel (resize_permute_table.h): output pixels
+// in blocks whose taps all lie in one 64-byte window of the row. Each 32-bit slot of a
+// vector is one (pixel, channel) of the block; quad q of a block covers taps 4q to
+// 4q + 3 of every pixel: one vpermb of the window from input pixel `window` + 4q puts
+// the four tap bytes in each slot, and three vpdpbusd multiply them by the weights'
+// signed base-256 digits (w = d2 * 2^16 + d1 * 2^8 + d0), exactly.
+struct PermuteBlock {
+  int32_t out;     // first output pixel
+  int32_t pixels;  // pixels * channels <= 16
+  int32_t quads;   // >= 1
+  int32_t window;  // input pixel of quad 0's window, counted like first[]
+  int32_t vector;  // quad q's vectors are vector + 4q to vector + 4q + 3 of `vectors`
+};
+// Each quad's four 64-byte vectors: the vpermb control, then digits 2, 1 and 0 (int8).
+constexpr int kPermuteVectorBytes = 64;
+
+struct PermuteView {
+  int blocks;
+  const PermuteBlock* block;
+  const uint8_t* vectors;  // 64-byte aligned
 };
 
 // The horizontal pass: for `rows` rows, output pixels [begin, end) of each row; src
@@ -79,9 +105,15 @@ void ColumnPassSse41(const ColumnPass& pass);
 void RowPassAvx2(const RowPass& pass);
 void ColumnPassAvx2(const ColumnPass& pass);
 
-// AVX-512 BW with VNNI (the CPU must have both); as SSE4.1, columns need row_bytes >= 64.
+// AVX-512 BW with VNNI (the CPU must have both); as SSE4.1, columns need row_bytes >= 64
+// (and use k.quad_digits where set).
 void RowPassAvx512(const RowPass& pass);
 void ColumnPassAvx512(const ColumnPass& pass);
+
+// AVX-512 VBMI with VNNI (the CPU must have both): the horizontal pass over the blocks of
+// `blocks`, made for pass.k and pass.channels (pass.begin and pass.end are not read);
+// the rows end at input pixel in_end (counted like k.first), and no load passes it.
+void RowPassAvx512Vbmi(const RowPass& pass, const PermuteView& blocks, int in_end);
 
 // Returns the end of the first run of output pixels from 0 whose 16-byte group loads
 // all stay within a row of in_width pixels of `channels` bytes.

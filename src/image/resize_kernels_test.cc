@@ -1,13 +1,18 @@
-// Every resize kernel (portable, SSE4.1, AVX2) gives the same bytes, on random images,
-// sizes, boxes, channel counts and strides; and choosing a kernel.
+// Every resize kernel (portable, SSE4.1, AVX2, AVX-512) gives the same bytes, on random
+// images, sizes, boxes, channel counts and strides, and so do the AVX-512 loops that
+// this CPU may not run (the rows without VBMI, the columns without weight digits); and
+// choosing a kernel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "image/image_test_util.h"
 #include "image/resize.h"
+#include "image/resize_coefficients.h"
+#include "image/resize_kernels.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -114,6 +119,46 @@ TEST(ResizeKernelsTest, ExtremeScalesAgree) {
     }
   }
 }
+
+#if defined(__x86_64__)
+// The AVX-512 kernel's fallback loops against the portable ones, on random rows: the
+// row loop of CPUs without VBMI (over the outputs whose loads stay in the row) and the
+// column loop for weights without digits (quad_digits unset).
+TEST(ResizeKernelsTest, Avx512FallbackLoopsGiveThePortableBytes) {
+  if (!ResizeKernelAvailable(ResizeKernel::kAvx512)) GTEST_SKIP() << "no AVX-512 VNNI";
+  using namespace resize_internal;
+  std::mt19937 rng(9);
+  auto uniform = [&](int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng); };
+  for (int n = 0; n < 200; ++n) {
+    const int in_size = uniform(1, 700), out_size = uniform(1, 300), channels = uniform(1, 4);
+    const int rows = uniform(1, 9), columns = uniform(64, 200);
+    SCOPED_TRACE(std::to_string(in_size) + " -> " + std::to_string(out_size) + " x" +
+                 std::to_string(channels));
+    const auto k = CoefficientsFor(in_size, 0, in_size, out_size);
+    const size_t stride = static_cast<size_t>(in_size) * channels;
+    std::vector<uint8_t> src(stride * std::max(rows, in_size) + columns);
+    for (uint8_t& v : src) v = static_cast<uint8_t>(rng());
+    // Rows.
+    const size_t row_out = static_cast<size_t>(out_size) * channels;
+    std::vector<uint8_t> portable(row_out * rows), avx512(row_out * rows);
+    const int end = RowSimdEnd(k->View(), in_size, channels, out_size);
+    RowPassPortable({src.data(), stride, 0, rows, channels, k->View(), portable.data(),
+                     row_out, 0, end});
+    RowPassAvx512({src.data(), stride, 0, rows, channels, k->View(), avx512.data(), row_out,
+                   0, end});
+    ASSERT_EQ(avx512, portable) << "rows";
+    // Columns: in_size rows of `columns` bytes.
+    CoefficientView view = k->View();
+    view.quad_digits = nullptr;
+    std::vector<uint8_t> column_portable(out_size * columns), column_avx512(out_size * columns);
+    ColumnPassPortable({src.data(), stride, 0, view, column_portable.data(),
+                        static_cast<size_t>(columns), out_size, static_cast<size_t>(columns)});
+    ColumnPassAvx512({src.data(), stride, 0, view, column_avx512.data(),
+                      static_cast<size_t>(columns), out_size, static_cast<size_t>(columns)});
+    ASSERT_EQ(column_avx512, column_portable) << "columns";
+  }
+}
+#endif
 
 TEST(ResizeKernelsTest, AutoPicksTheWidestAvailable) {
   ScopedResizeKernel scoped(ResizeKernel::kAuto);
