@@ -10,7 +10,8 @@ bench/compare_torch.py's. The Python loader reads --shards; the DataLoader reads
 --images (ImageFolder), the same photos.
 
 Targets (issue 11): the Python loader within 5% of `imgpipe bench`, and the same ratio
-over the DataLoader as `imgpipe bench` has.
+over the DataLoader as `imgpipe bench` has. --compare-start-ahead adds the Python loader
+with start_ahead=False to the rounds (each epoch's pipeline started when asked for).
 """
 import argparse
 import itertools
@@ -22,12 +23,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_torch import dataloader_rate, images_per_s, imgpipe_rate  # noqa: E402
 
 
-def python_loader_rate(shards, threads, batch_size, seconds, warmup):
+def python_loader_rate(shards, threads, batch_size, seconds, warmup, start_ahead=True):
     """Images/s that imgpipe.torch.Loader yields (CPU tensors, train preset) over
-    `seconds`, after `warmup` seconds, epoch after epoch."""
+    `seconds`, after `warmup` seconds, epoch after epoch (set_epoch each epoch)."""
     import imgpipe.torch
 
-    with imgpipe.torch.Loader(shards, batch_size=batch_size, preset="train", threads=threads) as loader:
+    with imgpipe.torch.Loader(shards, batch_size=batch_size, preset="train", threads=threads,
+                              start_ahead=start_ahead) as loader:
         def batch_sizes():
             for epoch in itertools.count():
                 loader.set_epoch(epoch)
@@ -48,6 +50,9 @@ def main():
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--warmup", type=float, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--compare-start-ahead", action="store_true",
+                        help="also measure the Python loader with start_ahead=False (each epoch's "
+                             "pipeline starts when the user asks for it)")
     args = parser.parse_args()
 
     runs = {
@@ -58,20 +63,27 @@ def main():
         "torch DataLoader (ImageFolder)": lambda: dataloader_rate(
             args.images, True, args.threads, args.batch_size, args.seconds, args.warmup),
     }
+    if args.compare_start_ahead:
+        runs["imgpipe.torch.Loader start_ahead=False"] = lambda: python_loader_rate(
+            args.shards, args.threads, args.batch_size, args.seconds, args.warmup, start_ahead=False)
     names = list(runs)
     rates = {name: [] for name in names}
     for r in range(args.rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
             rates[name].append(runs[name]())
     median = {name: statistics.median(rates[name]) for name in names}
-    loader, bench, torch_rate = (median[n] for n in names)
+    loader, bench, torch_rate = (median[n] for n in names[:3])
     print(f"{args.name}: {args.threads} thread(s)/worker(s), batch {args.batch_size}, train transforms, "
           f"medians of {args.rounds} alternating rounds of {args.seconds:.0f} s")
-    print(f"{'pipeline':<34} {'images/s':>10} {'rounds':>28}")
+    print(f"{'pipeline':<40} {'images/s':>10} {'rounds':>28}")
     for name in names:
-        print(f"{name:<34} {median[name]:>10.1f} {' '.join(f'{x:.0f}' for x in rates[name]):>28}")
+        print(f"{name:<40} {median[name]:>10.1f} {' '.join(f'{x:.0f}' for x in rates[name]):>28}")
     print(f"python loader / imgpipe bench: {loader / bench:.3f} (target >= 0.95)")
     print(f"over the DataLoader: python loader {loader / torch_rate:.2f}x, imgpipe bench {bench / torch_rate:.2f}x")
+    if args.compare_start_ahead:
+        behind = median[names[3]]
+        print(f"start_ahead=False / imgpipe bench: {behind / bench:.3f}; start_ahead=True over False: "
+              f"{loader / behind:.3f}x")
     sys.stdout.flush()
 
 

@@ -2,181 +2,13 @@
 
 #include <pybind11/stl.h>
 
-#include <chrono>
-
 #include "host_array.h"
 #include "pipeline/stats.h"
 #include "util/error.h"
 
 namespace imgpipe::python {
 
-using pipeline::Batch;
-using pipeline::PipelineIterator;
-
-// One pass over an epoch: the pipeline's iterator, stopped after `plan.batches`
-// batches. Next runs without the GIL; Close may come from another thread (or atexit).
-class LoaderPass {
- public:
-  LoaderPass(const pipeline::Pipeline<Batch>& batches, const pipeline::PipelineOptions& options,
-             int64_t epoch, const RankPlan& plan, const LoaderOptions& o)
-      : epoch_(epoch), limit_(plan.batches), plan_(plan), batch_size_(static_cast<int64_t>(o.batch_size)),
-        layout_(ParseOutputLayout(o.layout)), image_size_(o.image_size), start_(std::chrono::steady_clock::now()) {
-    it_ = std::make_unique<PipelineIterator<Batch>>(batches.MakeIterator(options, static_cast<uint64_t>(epoch)));
-    pool_ = &it_->pool();
-  }
-
-  // Continues after `batches` batches, from the pipeline's saved `state` (null: the
-  // pass had ended, so nothing is left to yield); call before Next.
-  void Restore(const pipeline::IteratorState* state, int64_t batches) {
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (state) it_->Restore(*state);
-    yielded_ = batches;
-  }
-
-  // The next batch (StopIteration after `limit` batches); Error when the pipeline ends
-  // first (records skipped as bad under the skip policy).
-  LoaderBatch Next() {
-    std::optional<Batch> batch;
-    std::shared_ptr<std::vector<uint8_t>> padded;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mu_);
-      if (it_ && yielded_ < limit_) batch = it_->Next();
-      if (batch) {
-        CheckPaddingLocked(*batch);
-        padded = std::make_shared<std::vector<uint8_t>>(PaddedMarksLocked(*batch));
-        ++yielded_;
-      } else {
-        const bool short_pass = it_ && yielded_ < limit_;
-        EndLocked();  // the pass is over: its threads stop and its buffers go back
-        if (short_pass) {
-          throw Error("the pipeline ended after " + std::to_string(yielded_) + " of the " +
-                      std::to_string(limit_) + " batches this rank must yield (bad records "
-                      "skipped? see Loader.stats())");
-        }
-      }
-    }
-    if (!batch) throw py::stop_iteration();
-    return LoaderBatch{std::make_shared<Batch>(std::move(*batch)), std::move(padded), layout_, image_size_};
-  }
-
-  int64_t epoch() const { return epoch_; }
-
-  // The pool's counters (as it ended, once the pass is over).
-  std::pair<size_t, size_t> PoolCounters() {
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (it_) pool_counters_ = {pool_->allocations(), pool_->reuses()};
-    return pool_counters_;
-  }
-
-  // The pipeline's state (empty once the pass is over) and batches yielded so far.
-  std::pair<std::optional<std::string>, int64_t> Save() {
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!it_) return {std::nullopt, yielded_};
-    return {it_->Save().Serialize(), yielded_};
-  }
-
-  // The stages' statistics now (or as the pass ended).
-  std::vector<pipeline::StageSnapshot> Stats() {
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!it_) return stats_at_end_;
-    return it_->Stats();
-  }
-
-  // `imgpipe bench`'s report over this pass so far: the per-stage table, then
-  // "bottleneck: ..." naming the stage that limits throughput.
-  std::string Report() {
-    const std::vector<pipeline::StageSnapshot> after = Stats();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    return pipeline::StatsTable({}, after, seconds) + "bottleneck: " +
-           pipeline::BottleneckReport({}, after, seconds) + "\n";
-  }
-
-  // Stops the pipeline's threads (waiting for a Next in progress); Next then stops.
-  void Close() {
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mu_);
-    EndLocked();
-  }
-
- private:
-  // Keeps the final statistics and stops the pipeline. Needs mu_.
-  void EndLocked() {
-    if (it_) {
-      stats_at_end_ = it_->Stats();
-      pool_counters_ = {pool_->allocations(), pool_->reuses()};
-    }
-    it_.reset();
-  }
-
-  // Under last_batch="pad" the padding starts at position plan_.samples of the pass,
-  // which holds only while no record was skipped: throws Error (the pass ends) when a
-  // batch is short or a stage counted a skipped record. Needs mu_.
-  void CheckPaddingLocked(const Batch& batch) {
-    if (plan_.pad_to == 0) return;
-    int64_t skipped = 0;
-    for (const auto& s : it_->Stats()) skipped += s.errors;
-    if (skipped == 0 && static_cast<int64_t>(batch.size) == batch_size_) return;
-    EndLocked();
-    throw Error("last_batch='pad': " + std::to_string(skipped) + " bad record(s) were skipped, so the padded "
-                "samples cannot be marked; use error_policy='fail' or last_batch='drop' or 'partial'");
-  }
-
-  // 1 for each sample of `batch`, the pass's batch number yielded_, that is padding.
-  // Needs mu_.
-  std::vector<uint8_t> PaddedMarksLocked(const Batch& batch) const {
-    std::vector<uint8_t> marks(batch.size, 0);
-    if (plan_.pad_to == 0) return marks;
-    const int64_t first = yielded_ * batch_size_;  // position of the batch's first sample
-    for (size_t i = 0; i < batch.size; ++i) marks[i] = first + static_cast<int64_t>(i) >= plan_.samples;
-    return marks;
-  }
-
-  std::mutex mu_;
-  std::unique_ptr<PipelineIterator<Batch>> it_;  // guarded by mu_; null once over
-  int64_t yielded_ = 0;                          // guarded by mu_
-  std::vector<pipeline::StageSnapshot> stats_at_end_;  // guarded by mu_
-  const pipeline::BufferPool* pool_ = nullptr;  // the iterator's; read under mu_ while it_ lives
-  std::pair<size_t, size_t> pool_counters_;      // guarded by mu_; as the pass ended
-  const int64_t epoch_;
-  const int64_t limit_;
-  const RankPlan plan_;
-  const int64_t batch_size_;
-  const OutputLayout layout_;
-  const int image_size_;
-  const std::chrono::steady_clock::time_point start_;
-};
-
 namespace {
-
-// Every pass made, so that close_all_loaders (atexit) stops the live ones' threads
-// before the interpreter and the C++ runtime shut down.
-std::mutex registry_mu;
-std::vector<std::weak_ptr<LoaderPass>> registry;  // guarded by registry_mu
-
-// Adds `pass` to the registry, dropping the entries of passes already freed.
-void RegisterPass(const std::shared_ptr<LoaderPass>& pass) {
-  std::lock_guard<std::mutex> lock(registry_mu);
-  std::erase_if(registry, [](const std::weak_ptr<LoaderPass>& p) { return p.expired(); });
-  registry.push_back(pass);
-}
-
-// Closes every live pass (their threads are joined); the registry is left empty.
-void CloseAllLoaders() {
-  std::vector<std::shared_ptr<LoaderPass>> live;
-  {
-    std::lock_guard<std::mutex> lock(registry_mu);
-    for (const auto& p : registry) {
-      if (auto pass = p.lock()) live.push_back(std::move(pass));
-    }
-    registry.clear();
-  }
-  for (const auto& pass : live) pass->Close();
-}
 
 // Every option with its default, in the order of ForEachOption.
 py::dict DefaultOptions() {
@@ -215,6 +47,7 @@ Loader::Loader(const std::string& data, LoaderOptions options)
   }
   plan_ = PlanRank(data_, options_);
   batches_ = BuildBatches(data_, options_, plan_);
+  passes_ = std::make_shared<PassAhead>(batches_, PipelineOptionsOf(options_), plan_, options_);
 }
 
 void Loader::SetEpoch(int64_t epoch) {
@@ -224,21 +57,24 @@ void Loader::SetEpoch(int64_t epoch) {
     pending_batches_ = 0;
   }
   epoch_ = epoch;
+  epoch_chosen_ = true;
+  passes_->EpochSet(epoch);  // a pass started ahead for another epoch stops now
+}
+
+std::optional<int64_t> Loader::ExpectedNextEpoch() const {
+  if (!options_.start_ahead) return std::nullopt;
+  const bool stepped = previous_epoch_ ? *previous_epoch_ != epoch_ : epoch_chosen_;
+  return stepped ? epoch_ + 1 : epoch_;
 }
 
 std::shared_ptr<LoaderPass> Loader::Iterate() {
   if (closed_) throw Error("Loader: iterated after close()");
-  std::shared_ptr<LoaderPass> pass;
-  {
-    py::gil_scoped_release release;
-    pass = std::make_shared<LoaderPass>(batches_, PipelineOptionsOf(options_), epoch_, plan_, options_);
-  }
-  if (pending_state_ || pending_batches_ > 0) {
-    pass->Restore(pending_state_ ? &*pending_state_ : nullptr, pending_batches_);
-  }
+  const bool restoring = pending_state_ || pending_batches_ > 0;
+  std::shared_ptr<LoaderPass> pass = passes_->Begin(epoch_, restoring, ExpectedNextEpoch());
+  if (restoring) pass->Restore(pending_state_ ? &*pending_state_ : nullptr, pending_batches_);
   pending_state_.reset();
   pending_batches_ = 0;
-  RegisterPass(pass);
+  previous_epoch_ = epoch_;
   latest_ = pass;
   return pass;
 }
@@ -293,6 +129,8 @@ void Loader::LoadState(const py::dict& state) {
     throw Error("Loader.load_state_dict: the state has no pipeline position (it was taken after close())");
   }
   epoch_ = state["epoch"].cast<int64_t>();
+  epoch_chosen_ = true;
+  passes_->EpochSet(std::nullopt);  // the next pass continues the state: a fresh one
   pending_batches_ = batches;
   pending_state_.reset();
   if (!state["pipeline"].is_none()) {
@@ -324,6 +162,7 @@ py::dict Loader::PoolStats() {
 
 void Loader::Close() {
   closed_ = true;
+  passes_->Close();
   if (latest_) latest_->Close();
 }
 

@@ -9,29 +9,18 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "loader_data.h"
 #include "loader_options.h"
+#include "loader_pass.h"
 #include "pipeline/image_samples.h"
 
 namespace imgpipe::python {
 
 namespace py = pybind11;
-
-// One batch: the pipeline's Batch, shared by the arrays exported from it, and which of
-// its samples are padding (last_batch="pad"; 1: padding), shared the same way.
-struct LoaderBatch {
-  std::shared_ptr<pipeline::Batch> batch;
-  std::shared_ptr<std::vector<uint8_t>> padded;
-  OutputLayout layout;
-  int image_size;
-};
-
-class LoaderPass;
 
 class Loader {
  public:
@@ -48,7 +37,8 @@ class Loader {
   std::string data_layout() const { return pipeline::LayoutName(data_.source.layout); }
   const std::vector<std::string>& class_names() const { return data_.source.class_names; }
   std::string describe_data() const { return data_.source.Describe(); }
-  // A new pass over epoch `epoch()` (continuing a loaded state, when there is one).
+  // A new pass over epoch `epoch()` (continuing a loaded state, when there is one): the
+  // pass started ahead when it is over that epoch (see PassAhead), else a new one.
   std::shared_ptr<LoaderPass> Iterate();
   // The latest pass's position as {epoch, batches, options, data, pipeline (bytes)}.
   py::dict State();
@@ -62,18 +52,26 @@ class Loader {
   // Buffers of the latest pass's pool: {"allocations": allocated from the system,
   // "reuses": handed out again} ({} before the first pass).
   py::dict PoolStats();
-  // Stops the latest pass's threads; Iterate then throws.
+  // Stops the latest pass's threads and the one started ahead; Iterate then throws.
   void Close();
 
  private:
   py::dict OptionsDict() const;
+  // The epoch the iteration after this one is expected to ask for (none: start nothing
+  // ahead, as with start_ahead=False): this one's again when the last two iterations
+  // were over the same epoch, the next one when they differed; before a second
+  // iteration, the next one when set_epoch or load_state_dict was called.
+  std::optional<int64_t> ExpectedNextEpoch() const;
 
   LoaderOptions options_;
   LoaderData data_;
   pipeline::Pipeline<pipeline::Batch> batches_;
   RankPlan plan_;
   int64_t epoch_ = 0;
+  bool epoch_chosen_ = false;              // set_epoch or load_state_dict was called
+  std::optional<int64_t> previous_epoch_;  // of the latest pass handed out
   bool closed_ = false;
+  std::shared_ptr<PassAhead> passes_;   // makes the passes; holds the one started ahead
   std::shared_ptr<LoaderPass> latest_;  // kept for state_dict and stats after the pass
   // A loaded state for the next pass: its pipeline state and batches already yielded.
   std::optional<pipeline::IteratorState> pending_state_;

@@ -1,5 +1,6 @@
 #include "loader_options.h"
 
+#include "pipeline/shard_rule.h"
 #include "util/error.h"
 
 namespace imgpipe::python {
@@ -22,13 +23,12 @@ void CheckOptions(const LoaderOptions& o) {
 
 namespace {
 
-// Records in shard `r` of `w`: image folders are sharded file by file (ShardDataset:
-// files r, r + w, ...), TFRecords by contiguous ranges (TfRecordRecordShard).
+// Records in shard `r` of `w`: image folders are sharded file by file (ShardDataset,
+// the strided rule), TFRecords by contiguous ranges (TfRecordRecordShard).
 int64_t ShardSamples(const LoaderData& data, int r, int w) {
-  const int64_t n = data.samples;
-  if (w == 1) return n;
-  if (data.image_folder) return (n - r + w - 1) / w;
-  return (r + 1) * n / w - r * n / w;
+  const auto n = static_cast<uint64_t>(data.samples);
+  if (data.image_folder) return static_cast<int64_t>(pipeline::StridedShardSize(n, w, r));
+  return static_cast<int64_t>(pipeline::ContiguousShardRange(n, w, r).size());
 }
 
 }  // namespace

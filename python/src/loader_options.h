@@ -36,6 +36,9 @@ struct LoaderOptions {
   std::optional<int64_t> label_offset = pipeline::DataSourceOptions{}.label_offset;
   // The files of this split (train, validation, test; "" or unsplit data: every file).
   std::string split = "train";
+  // Start the next iteration's pass when an epoch's last batch is yielded (see
+  // PassAhead in loader_pass.h); the batches are the same either way.
+  bool start_ahead = true;
 };
 
 // Calls f(name, field, in_state) for every option: the one list of their Python names.
@@ -60,6 +63,7 @@ void ForEachOption(Options& o, F&& f) {
   f("label_key", o.label_key, true);
   f("label_offset", o.label_offset, true);
   f("split", o.split, true);
+  f("start_ahead", o.start_ahead, false);
 }
 
 // Throws Error naming the first option that is out of range.

@@ -1,5 +1,5 @@
 // Element-level sharding, as tf.data's shard: shard `index` of `num_shards` keeps the
-// input elements i with i % num_shards == index.
+// input elements of the strided rule (pipeline/shard_rule.h: i % num_shards == index).
 #pragma once
 
 #include <chrono>
@@ -9,6 +9,7 @@
 
 #include "pipeline/dataset.h"
 #include "pipeline/element.h"
+#include "pipeline/shard_rule.h"
 #include "util/error.h"
 
 namespace imgpipe::pipeline {
@@ -41,7 +42,7 @@ class ShardDataset : public Dataset<T> {
         StageStats::AddSince(stats_->input_wait_ns, start);
         if (!element) return std::nullopt;
         uint64_t position = position_++;
-        if (position % num_shards_ != index_) continue;  // another shard's element
+        if (StridedShardOf(position, num_shards_) != index_) continue;  // another shard's
         stats_->elements += 1;
         stats_->bytes += ElementBytes(*element);
         return element;
@@ -77,13 +78,7 @@ class ShardDataset : public Dataset<T> {
 template <typename T>
 DatasetPtr<T> Shard(DatasetPtr<T> input, int num_shards, int index) {
   if (!input) throw Error("shard: no input dataset");
-  if (num_shards < 1) {
-    throw Error("shard: num_shards must be at least 1 (got " + std::to_string(num_shards) + ")");
-  }
-  if (index < 0 || index >= num_shards) {
-    throw Error("shard: index " + std::to_string(index) + " is outside [0, " +
-                std::to_string(num_shards) + ")");
-  }
+  CheckShardIndex("shard", num_shards, index);
   return std::make_shared<ShardDataset<T>>(std::move(input), num_shards, index);
 }
 

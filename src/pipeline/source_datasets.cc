@@ -13,6 +13,7 @@
 
 #include "pipeline/input_list.h"
 #include "pipeline/shard_dataset.h"
+#include "pipeline/shard_rule.h"
 #include "record/index.h"
 #include "record/tfrecord_format.h"
 #include "record/tfrecord_reader.h"
@@ -453,14 +454,6 @@ class ImageFilesDataset : public Dataset<Record> {
   const std::optional<uint64_t> seed_;
 };
 
-void CheckShardArguments(const char* what, int num_shards, int index) {
-  if (num_shards < 1 || index < 0 || index >= num_shards) {
-    throw Error(std::string(what) + ": shard index " + std::to_string(index) + " of " +
-                std::to_string(num_shards) +
-                " shards is invalid (need num_shards >= 1 and 0 <= index < num_shards)");
-  }
-}
-
 }  // namespace
 
 std::vector<std::string> MatchFiles(const std::vector<std::string>& patterns) {
@@ -499,7 +492,7 @@ DatasetPtr<Record> TfRecordFiles(DatasetPtr<std::string> files) {
 }
 
 DatasetPtr<Record> TfRecordRecordShard(std::vector<std::string> files, int num_shards, int index) {
-  CheckShardArguments("tfrecord_shard", num_shards, index);
+  CheckShardIndex("tfrecord_shard", num_shards, index);
   // 1. Every file's index: record counts, and the entries that fall in this shard.
   std::vector<std::vector<IndexEntry>> indexes;
   uint64_t total = 0;
@@ -513,11 +506,8 @@ DatasetPtr<Record> TfRecordRecordShard(std::vector<std::string> files, int num_s
     total += indexes.back().size();
   }
   // 2. The shard's range [begin, end) of the concatenation.
-  auto bound = [&](int i) {
-    return static_cast<uint64_t>(static_cast<unsigned __int128>(total) * static_cast<unsigned>(i) /
-                                 static_cast<unsigned>(num_shards));
-  };
-  const uint64_t begin = bound(index), end = bound(index + 1);
+  const SampleRange range = ContiguousShardRange(total, num_shards, index);
+  const uint64_t begin = range.begin, end = range.end;
   // 3. The files that overlap it, with their entries in it.
   std::vector<ShardFile> shard_files;
   uint64_t file_first = 0;  // global index of the file's first record
@@ -539,7 +529,7 @@ DatasetPtr<Record> TfRecordRecordShard(std::vector<std::string> files, int num_s
 
 DatasetPtr<Record> ShardedTfRecords(std::vector<std::string> patterns, int num_shards, int index,
                                     ShardPolicy policy) {
-  CheckShardArguments("sharded_tfrecords", num_shards, index);
+  CheckShardIndex("sharded_tfrecords", num_shards, index);
   std::vector<std::string> files = MatchFiles(patterns);
   if (policy == ShardPolicy::kAuto) {
     policy =

@@ -26,9 +26,10 @@ DatasetPtr<std::string> ListFiles(std::vector<std::string> patterns, bool shuffl
 DatasetPtr<Record> TfRecordFiles(DatasetPtr<std::string> files);
 
 // Record-level sharding (ShardPolicy kData): reads the `.idx` files of `files` (built
-// by BuildIndex when missing) and yields the records [index*N/num_shards,
-// (index+1)*N/num_shards) of their concatenation, N = all records; so every shard gets
-// the same count +-1 even when files are few or uneven. Reads sequentially.
+// by BuildIndex when missing) and yields the records of the contiguous rule
+// (pipeline/shard_rule.h: [index*N/num_shards, (index+1)*N/num_shards)) of their
+// concatenation, N = all records; so every shard gets the same count +-1 even when
+// files are few or uneven. Reads sequentially. Throws Error for a bad shard index.
 DatasetPtr<Record> TfRecordRecordShard(std::vector<std::string> files, int num_shards, int index);
 
 enum class ShardPolicy {

@@ -1,0 +1,165 @@
+// One pass of imgpipe.Loader over an epoch (LoaderPass), the pass the Loader starts
+// ahead of the next iteration (PassAhead), and the registry that stops every live
+// pass's threads at interpreter exit. A pass runs its pipeline without the GIL; its
+// threads never call into Python. Throws Error as the pipeline does.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "loader_options.h"
+#include "pipeline/image_samples.h"
+
+namespace imgpipe::python {
+
+// One batch: the pipeline's Batch, shared by the arrays exported from it, and which of
+// its samples are padding (last_batch="pad"; 1: padding), shared the same way.
+struct LoaderBatch {
+  std::shared_ptr<pipeline::Batch> batch;
+  std::shared_ptr<std::vector<uint8_t>> padded;
+  OutputLayout layout;
+  int image_size;
+};
+
+// One pass over an epoch: the pipeline's iterator, stopped after `plan.batches`
+// batches. Next runs without the GIL; Close may come from another thread (or atexit).
+// The pipeline's threads start at the first Next, or at StartAhead.
+class LoaderPass {
+ public:
+  LoaderPass(const pipeline::Pipeline<pipeline::Batch>& batches, const pipeline::PipelineOptions& options,
+             int64_t epoch, const RankPlan& plan, const LoaderOptions& o);
+  // Joins the thread StartAhead started (the pipeline's own threads stop with it).
+  ~LoaderPass();
+
+  // Continues after `batches` batches, from the pipeline's saved `state` (null: the
+  // pass had ended, so nothing is left to yield); call before Next.
+  void Restore(const pipeline::IteratorState* state, int64_t batches);
+  // Starts the pipeline now: a thread of the pass takes the first batch (kept for Next,
+  // or an error rethrown there), so its stages fill while the user is elsewhere.
+  void StartAhead();
+  // `on_last` runs once, without the GIL or the pass's lock, when Next is about to pull
+  // the pass's last batch (or, restored at the epoch's end, to stop); not when the
+  // pass is closed first. Set before Next.
+  void SetOnLast(std::function<void()> on_last);
+
+  // The next batch (StopIteration after `limit` batches); Error when the pipeline ends
+  // first (records skipped as bad under the skip policy). The pass ends (its threads
+  // stop) as it yields the last batch.
+  LoaderBatch Next();
+
+  int64_t epoch() const { return epoch_; }
+  // The pool's counters (as it ended, once the pass is over).
+  std::pair<size_t, size_t> PoolCounters();
+  // The pipeline's state and the batches yielded so far; no state once the pass is over
+  // or before its first batch is yielded (the epoch's start needs none).
+  std::pair<std::optional<std::string>, int64_t> Save();
+  // The stages' statistics now (or as the pass ended).
+  std::vector<pipeline::StageSnapshot> Stats();
+  // `imgpipe bench`'s report over this pass so far: the per-stage table, then
+  // "bottleneck: ..." naming the stage that limits throughput.
+  std::string Report();
+  // Stops the pipeline's threads (waiting for a Next in progress); Next then stops.
+  // Close releases the GIL (the caller holds it); Stop is for callers that do not.
+  void Close();
+  void Stop();
+
+ private:
+  // What Next yields: a batch (none: stop) with its padding marks.
+  struct Pulled {
+    std::optional<pipeline::Batch> batch;
+    std::shared_ptr<std::vector<uint8_t>> padded;
+  };
+  // Next's work under the lock; the pass ends after its last batch. Needs mu_.
+  Pulled NextLocked();
+  // The pipeline's next batch: the one taken ahead when there is one. Needs mu_.
+  std::optional<pipeline::Batch> PullLocked();
+  // StartAhead's thread: the first batch, unless Next or Close came first.
+  void TakeFirstAhead();
+  // Waits for StartAhead's thread to end.
+  void JoinAheadThread();
+  // Keeps the final statistics and stops the pipeline. Needs mu_.
+  void EndLocked();
+  // Under last_batch="pad" the padding starts at position plan_.samples of the pass,
+  // which holds only while no record was skipped: throws Error (the pass ends) when a
+  // batch is short or a stage counted a skipped record. Needs mu_.
+  void CheckPaddingLocked(const pipeline::Batch& batch);
+  // 1 for each sample of `batch`, the pass's batch number yielded_, that is padding.
+  // Needs mu_.
+  std::vector<uint8_t> PaddedMarksLocked(const pipeline::Batch& batch) const;
+
+  std::mutex mu_;
+  std::unique_ptr<pipeline::PipelineIterator<pipeline::Batch>> it_;  // guarded by mu_; null once over
+  int64_t yielded_ = 0;                                // guarded by mu_
+  bool ahead_pending_ = false;                         // guarded by mu_; StartAhead's thread may pull
+  std::optional<std::optional<pipeline::Batch>> first_;  // guarded by mu_; pulled ahead, not yielded
+  std::exception_ptr first_error_;                     // guarded by mu_; the ahead pull's error
+  std::vector<pipeline::StageSnapshot> stats_at_end_;  // guarded by mu_
+  const pipeline::BufferPool* pool_ = nullptr;  // the iterator's; read under mu_ while it_ lives
+  std::pair<size_t, size_t> pool_counters_;      // guarded by mu_; as the pass ended
+  std::function<void()> on_last_;                // guarded by mu_; taken by the Next of the last batch
+  std::mutex thread_mu_;
+  std::thread ahead_thread_;  // guarded by thread_mu_
+  const int64_t epoch_;
+  const int64_t limit_;
+  const RankPlan plan_;
+  const int64_t batch_size_;
+  const OutputLayout layout_;
+  const int image_size_;
+  const std::chrono::steady_clock::time_point start_;
+};
+
+// The Loader's passes: a new one per iteration, and the one started ahead. When the
+// latest pass is about to pull its last batch, a pass over the epoch the next iteration
+// is expected to ask for starts (StartAhead): its reading, shuffling and first batch
+// overlap the end of this epoch and what the user does before the next; Begin hands it
+// out when that epoch is asked for, and drops it otherwise. The batches of a pass do not
+// depend on when it started.
+class PassAhead : public std::enable_shared_from_this<PassAhead> {
+ public:
+  PassAhead(pipeline::Pipeline<pipeline::Batch> batches, pipeline::PipelineOptions options, RankPlan plan,
+            LoaderOptions o);
+
+  // A pass over `epoch`: the one started ahead when it is over `epoch` and `fresh` is
+  // false, else a new one (a pass started ahead for another epoch is closed). When it
+  // comes to its last batch, a pass over `next_epoch` starts ahead (none: nothing does).
+  // The pass is registered (see CloseAllLoaders).
+  std::shared_ptr<LoaderPass> Begin(int64_t epoch, bool fresh, std::optional<int64_t> next_epoch);
+  // The loader's epoch is now `epoch` (none: a state was loaded, so the next pass
+  // continues it): a pass started ahead over another epoch is closed, and one still to
+  // start ahead will be over `epoch` (none: will not start).
+  void EpochSet(std::optional<int64_t> epoch);
+  // Closes the pass started ahead; none starts after this.
+  void Close();
+
+ private:
+  // `pass` comes to its last batch: when it is the latest pass, the next one starts.
+  void LastBatch(const LoaderPass* pass);
+
+  const pipeline::Pipeline<pipeline::Batch> batches_;
+  const pipeline::PipelineOptions options_;
+  const RankPlan plan_;
+  const LoaderOptions loader_options_;
+  std::mutex mu_;
+  const LoaderPass* latest_ = nullptr;     // guarded by mu_; the pass whose end starts the next one
+  std::optional<int64_t> next_epoch_;      // guarded by mu_; the epoch to start then
+  std::shared_ptr<LoaderPass> ahead_;      // guarded by mu_; started ahead, not handed out
+  bool closed_ = false;                    // guarded by mu_
+};
+
+// Adds `pass` to the registry of live passes, dropping the entries of passes freed.
+void RegisterPass(const std::shared_ptr<LoaderPass>& pass);
+// Closes every live pass (their threads are joined); the registry is left empty.
+void CloseAllLoaders();
+
+}  // namespace imgpipe::python
