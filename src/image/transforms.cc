@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <utility>
 
+#include "image/normalize_kernels.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -51,6 +53,41 @@ void AdjustSaturation(Image* image, float factor) {
     uint8_t* p = &image->pixels[i * image->channels];
     const float gray = Gray(p);
     for (int k = 0; k < 3; ++k) p[k] = Blend(p[k], gray, factor);
+  }
+}
+
+// Fills table->bytes from table->value.
+void BuildTableBytes(transforms_internal::NormalizeTable* table) {
+  for (int k = 0; k < 3; ++k) {
+    for (int v = 0; v < 256; ++v) {
+      uint8_t bytes[4];
+      std::memcpy(bytes, &table->value[k][v], 4);
+      for (int j = 0; j < 4; ++j) table->bytes[k][j][v] = bytes[j];
+    }
+  }
+}
+
+// Writes the table's values of `n` RGB pixels to planes[k][at, at + n): the pixels from
+// src on, or (mirror) backwards from just before src. `simd`: the AVX-512 VBMI loop takes
+// whole blocks of 64 pixels, the portable loop the rest.
+void NormalizeRun(const transforms_internal::NormalizeTable& table, bool simd,
+                  const uint8_t* src, size_t n, float* const planes[3], size_t at,
+                  bool mirror) {
+  float* r = planes[0] + at;
+  float* g = planes[1] + at;
+  float* b = planes[2] + at;
+  size_t i = 0;
+#ifdef IMGPIPE_NORMALIZE_SIMD
+  if (simd) i = transforms_internal::NormalizeBlocksAvx512Vbmi(src, n, table, r, g, b, mirror);
+#else
+  (void)simd;
+#endif
+  const ptrdiff_t step = mirror ? -3 : 3;
+  const uint8_t* p = mirror ? src - 3 * (i + 1) : src + 3 * i;
+  for (; i < n; ++i, p += step) {
+    r[i] = table.value[0][p[0]];
+    g[i] = table.value[1][p[1]];
+    b[i] = table.value[2][p[2]];
   }
 }
 
@@ -167,40 +204,54 @@ void ColorJitter(Image* image, const ColorJitterOptions& options, SplitMix64& ra
   }
 }
 
-void NormalizeToChw(const Image& image, const std::array<float, 3>& mean,
-                    const std::array<float, 3>& std, float* out, bool mirror) {
+bool NormalizeKernelAvailable(NormalizeKernel kernel) {
+#ifdef IMGPIPE_NORMALIZE_SIMD
+  static const bool vbmi = (__builtin_cpu_init(), __builtin_cpu_supports("avx512bw") &&
+                                                      __builtin_cpu_supports("avx512vbmi"));
+  if (kernel == NormalizeKernel::kAvx512Vbmi) return vbmi;
+#endif
+  return kernel == NormalizeKernel::kPortable;
+}
+
+void NormalizeToChwWith(NormalizeKernel kernel, const Image& image,
+                        const std::array<float, 3>& mean, const std::array<float, 3>& std,
+                        float* out, bool mirror) {
   const int c = image.channels;
   if (c != 3) {
     throw Error("NormalizeToChw: needs 3 channels, not " + std::to_string(c));
   }
-  // A table per channel: (v / 255 - mean) / std for every byte value.
-  float table[3][256];
-  for (int k = 0; k < 3; ++k) {
-    for (int v = 0; v < 256; ++v) table[k][v] = (v / 255.0f - mean[k]) / std[k];
+  if (!NormalizeKernelAvailable(kernel)) {
+    throw Error(std::string("NormalizeToChw: this CPU cannot run the ") +
+                NormalizeKernelName(kernel) + " kernel");
   }
+  // 1. The table: (v / 255 - mean) / std for every byte value, and its bytes.
+  transforms_internal::NormalizeTable table;
+  for (int k = 0; k < 3; ++k) {
+    for (int v = 0; v < 256; ++v) table.value[k][v] = (v / 255.0f - mean[k]) / std[k];
+  }
+  const bool simd = kernel != NormalizeKernel::kPortable;
+  if (simd) BuildTableBytes(&table);
+  // 2. The planes: the whole image as one run of pixels, else (mirrored) row by row.
   const size_t width = static_cast<size_t>(image.width);
   const size_t plane = width * image.height;
-  float* r = out;
-  float* g = out + plane;
-  float* b = out + 2 * plane;
-  if (!mirror) {
-    const uint8_t* p = image.pixels.data();
-    for (size_t i = 0; i < plane; ++i, p += 3) {
-      r[i] = table[0][p[0]];
-      g[i] = table[1][p[1]];
-      b[i] = table[2][p[2]];
-    }
-    return;
-  }
+  float* planes[3] = {out, out + plane, out + 2 * plane};
+  if (!mirror) return NormalizeRun(table, simd, image.pixels.data(), plane, planes, 0, false);
   for (int y = 0; y < image.height; ++y) {
-    const uint8_t* p = image.row(y) + (width - 1) * 3;  // the row's last pixel
-    const size_t row = static_cast<size_t>(y) * width;
-    for (size_t x = 0; x < width; ++x, p -= 3) {
-      r[row + x] = table[0][p[0]];
-      g[row + x] = table[1][p[1]];
-      b[row + x] = table[2][p[2]];
-    }
+    const uint8_t* end = image.row(y) + width * 3;  // just past the row's last pixel
+    NormalizeRun(table, simd, end, width, planes, static_cast<size_t>(y) * width, true);
   }
+}
+
+void NormalizeToChw(const Image& image, const std::array<float, 3>& mean,
+                    const std::array<float, 3>& std, float* out, bool mirror) {
+  static const NormalizeKernel best = NormalizeKernelAvailable(NormalizeKernel::kAvx512Vbmi)
+                                          ? NormalizeKernel::kAvx512Vbmi
+                                          : NormalizeKernel::kPortable;
+  NormalizeToChwWith(best, image, mean, std, out, mirror);
+}
+
+const char* NormalizeKernelName(NormalizeKernel kernel) {
+  return kernel == NormalizeKernel::kAvx512Vbmi ? "avx512vbmi" : "portable";
 }
 
 void CopyPixels(const Image& image, uint8_t* out, bool mirror) {

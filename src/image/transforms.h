@@ -50,6 +50,17 @@ void ColorJitter(Image* image, const ColorJitterOptions& options, SplitMix64& ra
 void NormalizeToChw(const Image& image, const std::array<float, 3>& mean,
                     const std::array<float, 3>& std, float* out, bool mirror = false);
 
+// The loops NormalizeToChw can run; all write the same floats. NormalizeToChw runs the
+// fastest this CPU has.
+enum class NormalizeKernel { kPortable, kAvx512Vbmi };
+const char* NormalizeKernelName(NormalizeKernel kernel);
+// Whether this build and CPU can run `kernel`.
+bool NormalizeKernelAvailable(NormalizeKernel kernel);
+// NormalizeToChw by `kernel`; throws Error as it does, or if the kernel is not available.
+void NormalizeToChwWith(NormalizeKernel kernel, const Image& image,
+                        const std::array<float, 3>& mean, const std::array<float, 3>& std,
+                        float* out, bool mirror = false);
+
 // The pixels as they are (HWC uint8) into `out` (H*W*channels bytes); `mirror`: flipped
 // left to right, as HorizontalFlip then a copy would give.
 void CopyPixels(const Image& image, uint8_t* out, bool mirror = false);

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "image/image_test_util.h"
@@ -218,6 +222,72 @@ TEST(NormalizeToChwTest, PlanesOfNormalisedValues) {
   }
   Image gray = GradientImage(7, 5, 1);
   EXPECT_THROW(NormalizeToChw(gray, kImageNetMean, kImageNetStd, out.data()), Error);
+}
+
+// Every kernel this CPU has writes exactly the portable loop's floats (memcmp), on
+// random images of odd and block-straddling sizes, mirrored or not, for several means
+// and deviations; and the output outside the planes is left alone.
+TEST(NormalizeToChwTest, KernelsMatchPortableBitForBit) {
+  const std::array<float, 3> means[] = {kImageNetMean, {0.5f, 0.5f, 0.5f}, {0, 0, 0},
+                                        {-1.25f, 0.1f, 3.0f}};
+  const std::array<float, 3> stds[] = {kImageNetStd, {0.5f, 0.5f, 0.5f}, {1, 1, 1},
+                                       {0.0117f, 7.5f, 0.333f}};
+  std::mt19937 rng(17);
+  int kernels_run = 0;
+  for (NormalizeKernel kernel : {NormalizeKernel::kPortable, NormalizeKernel::kAvx512Vbmi}) {
+    if (!NormalizeKernelAvailable(kernel)) {
+      EXPECT_THROW(NormalizeToChwWith(kernel, GradientImage(4, 4, 3), kImageNetMean,
+                                      kImageNetStd, nullptr),
+                   Error);
+      continue;
+    }
+    ++kernels_run;
+    for (int width : {1, 3, 63, 64, 65, 127, 129, 224, 301}) {
+      for (int height : {1, 5, 21}) {
+        Image src;
+        src.width = width;
+        src.height = height;
+        src.channels = 3;
+        src.pixels.resize(static_cast<size_t>(width) * height * 3);
+        for (uint8_t& v : src.pixels) v = static_cast<uint8_t>(rng());
+        const size_t n = src.pixels.size();  // 3 planes of width * height
+        for (size_t m = 0; m < std::size(means); ++m) {
+          for (bool mirror : {false, true}) {
+            SCOPED_TRACE(std::string(NormalizeKernelName(kernel)) + " " +
+                         std::to_string(width) + "x" + std::to_string(height) + " mean " +
+                         std::to_string(m) + (mirror ? " mirrored" : ""));
+            std::vector<float> expected(n + 16, 42.0f), got(n + 16, 42.0f);
+            NormalizeToChwWith(NormalizeKernel::kPortable, src, means[m], stds[m],
+                               expected.data(), mirror);
+            NormalizeToChwWith(kernel, src, means[m], stds[m], got.data(), mirror);
+            ASSERT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)), 0);
+            EXPECT_EQ(got[n], 42.0f);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(kernels_run, 1);
+}
+
+// The portable loop computes each value as (float(v) / 255 - mean) / std in float.
+TEST(NormalizeToChwTest, PortableIsTheFloatFormulaExactly) {
+  Image src;
+  src.width = 256;
+  src.height = 1;
+  src.channels = 3;
+  for (int v = 0; v < 256; ++v) {
+    for (int k = 0; k < 3; ++k) src.pixels.push_back(static_cast<uint8_t>((v + 85 * k) % 256));
+  }
+  std::vector<float> out(3 * 256);
+  NormalizeToChwWith(NormalizeKernel::kPortable, src, kImageNetMean, kImageNetStd, out.data());
+  for (int k = 0; k < 3; ++k) {
+    for (int x = 0; x < 256; ++x) {
+      const float v = static_cast<float>(src.pixels[3 * x + k]);
+      const float expected = (v / 255.0f - kImageNetMean[k]) / kImageNetStd[k];
+      ASSERT_EQ(std::memcmp(&out[k * 256 + x], &expected, sizeof(float)), 0) << k << " " << x;
+    }
+  }
 }
 
 // mirror = true gives exactly HorizontalFlip followed by the plain layout, for both the

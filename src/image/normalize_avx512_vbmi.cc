@@ -1,0 +1,69 @@
+#include <immintrin.h>
+
+#include "image/normalize_kernels.h"
+
+namespace imgpipe::transforms_internal {
+namespace {
+
+// Looks up 64 byte indices in one channel's table: each byte j of the 64 floats by two
+// vpermi2b (values 0-127, 128-255) and a blend on the index's top bit, then unpacks the
+// four byte planes into floats. The unpacks interleave within 128-bit lanes, so vector q
+// holds the indices at positions 16l + 4q + m (l, m in 0..3), in that order of l, m.
+void LookUp(__m512i idx, const uint8_t (*bytes)[256], float* out) {
+  const __mmask64 top = _mm512_movepi8_mask(idx);
+  __m512i b[4];
+  for (int j = 0; j < 4; ++j) {
+    const uint8_t* t = bytes[j];
+    const __m512i lo =
+        _mm512_permutex2var_epi8(_mm512_load_si512(t), idx, _mm512_load_si512(t + 64));
+    const __m512i hi = _mm512_permutex2var_epi8(_mm512_load_si512(t + 128), idx,
+                                                _mm512_load_si512(t + 192));
+    b[j] = _mm512_mask_blend_epi8(top, lo, hi);
+  }
+  const __m512i w01l = _mm512_unpacklo_epi8(b[0], b[1]);
+  const __m512i w01h = _mm512_unpackhi_epi8(b[0], b[1]);
+  const __m512i w23l = _mm512_unpacklo_epi8(b[2], b[3]);
+  const __m512i w23h = _mm512_unpackhi_epi8(b[2], b[3]);
+  _mm512_storeu_si512(out, _mm512_unpacklo_epi16(w01l, w23l));
+  _mm512_storeu_si512(out + 16, _mm512_unpackhi_epi16(w01l, w23l));
+  _mm512_storeu_si512(out + 32, _mm512_unpacklo_epi16(w01h, w23h));
+  _mm512_storeu_si512(out + 48, _mm512_unpackhi_epi16(w01h, w23h));
+}
+
+}  // namespace
+
+size_t NormalizeBlocksAvx512Vbmi(const uint8_t* src, size_t n, const NormalizeTable& table,
+                                 float* r, float* g, float* b, bool mirror) {
+  // 1. Per channel, the vpermb control that takes a block's 64 samples from its 192
+  //    bytes, already in the order LookUp's unpacks undo: position 16l + 4q + m holds
+  //    pixel 16q + 4l + m (63 minus that when mirrored).
+  alignas(64) uint8_t control[3][64];
+  for (int pos = 0; pos < 64; ++pos) {
+    int pixel = 16 * ((pos / 4) % 4) + 4 * (pos / 16) + pos % 4;
+    if (mirror) pixel = 63 - pixel;
+    for (int k = 0; k < 3; ++k) control[k][pos] = static_cast<uint8_t>(3 * pixel + k);
+  }
+  __m512i c[3];
+  __mmask64 third[3];  // positions whose byte lies in the block's third 64 bytes
+  for (int k = 0; k < 3; ++k) {
+    c[k] = _mm512_load_si512(control[k]);
+    third[k] = _mm512_movepi8_mask(c[k]);
+  }
+  // 2. Blocks of 64 pixels.
+  float* out[3] = {r, g, b};
+  const size_t m = n - n % 64;
+  for (size_t i = 0; i < m; i += 64) {
+    const uint8_t* p = mirror ? src - 3 * (i + 64) : src + 3 * i;
+    const __m512i v0 = _mm512_loadu_si512(p);
+    const __m512i v1 = _mm512_loadu_si512(p + 64);
+    const __m512i v2 = _mm512_loadu_si512(p + 128);
+    for (int k = 0; k < 3; ++k) {
+      __m512i idx = _mm512_permutex2var_epi8(v0, c[k], v1);
+      idx = _mm512_mask_permutexvar_epi8(idx, third[k], c[k], v2);
+      LookUp(idx, table.bytes[k], out[k] + i);
+    }
+  }
+  return m;
+}
+
+}  // namespace imgpipe::transforms_internal
