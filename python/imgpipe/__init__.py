@@ -37,7 +37,7 @@ class Loader(_imgpipe.Loader):
     Loader(data, batch_size=..., preset="train"|"eval", image_size=..., layout="float32"|
     "uint8", seed=..., deterministic=..., shuffle_buffer=..., threads=..., rank=None,
     world_size=None, last_batch="drop", split="train", image_key=None, label_key=None,
-    label_offset=None, start_ahead=True); the defaults are the C++ pipeline's. `data` is what `imgpipe
+    label_offset=None, start_ahead=False); the defaults are the C++ pipeline's. `data` is what `imgpipe
     bench/train --data` accept (README "What --data accepts"): a folder of TFRecord shards
     (imgpipe's, TF-slim's, TFDS's or others), a TFRecord file or glob pattern, or an image
     folder (class sub-folders). split picks the files of that split when the file names
@@ -50,7 +50,8 @@ class Loader(_imgpipe.Loader):
     "partial" (every sample once; a rank may split its last full batch in two) or "pad"
     (full batches; batch.padded marks the repeats of the rank's own samples).
     start_ahead: when an epoch comes to its last batch, start the pass the next
-    iteration is expected to ask for (the batches are the same either way; README)."""
+    iteration is expected to ask for (the batches are the same either way; off by
+    default: slower than off on a quiet 2-core machine; README)."""
 
     def __init__(self, data, *, rank=None, world_size=None, **options):
         default_rank, default_size = _distributed_rank_and_size()

@@ -14,7 +14,7 @@ import pytest
 
 import imgpipe
 
-OPTIONS = dict(batch_size=4, image_size=32, threads=2, seed=5, deterministic=True)
+OPTIONS = dict(batch_size=4, image_size=32, threads=2, seed=5, deterministic=True, start_ahead=True)
 
 
 def threads():
@@ -40,7 +40,7 @@ def fresh_epoch(shards, epoch, **options):
 def test_epochs_are_the_same_with_and_without_start_ahead(shards):
     want = [fresh_epoch(shards, epoch) for epoch in range(4)]
     for start_ahead in (True, False):
-        with imgpipe.Loader(str(shards), start_ahead=start_ahead, **OPTIONS) as loader:
+        with imgpipe.Loader(str(shards), **{**OPTIONS, "start_ahead": start_ahead}) as loader:
             for epoch in range(4):
                 loader.set_epoch(epoch)
                 assert same(epoch_batches(loader), want[epoch]), (start_ahead, epoch)
@@ -55,7 +55,7 @@ def test_the_next_pass_starts_with_the_last_batch(shards):
         for _ in range(len(loader)):
             next(it)
         assert threads() > before  # epoch 1's pipeline is at work
-    with imgpipe.Loader(str(shards), start_ahead=False, **OPTIONS) as loader:
+    with imgpipe.Loader(str(shards), **{**OPTIONS, "start_ahead": False}) as loader:
         list(loader)
         assert threads() == before  # nothing runs between epochs
     gc.collect()
@@ -168,7 +168,7 @@ def test_torch_loader_epochs_are_the_same_with_and_without_start_ahead(shards):
     import imgpipe.torch
 
     def epochs(start_ahead):
-        with imgpipe.torch.Loader(str(shards), start_ahead=start_ahead, **OPTIONS) as loader:
+        with imgpipe.torch.Loader(str(shards), **{**OPTIONS, "start_ahead": start_ahead}) as loader:
             out = []
             for epoch in range(3):
                 loader.set_epoch(epoch)
