@@ -280,6 +280,16 @@ ImageInfo ReadImageInfo(std::string_view bytes, const std::string& path, uint64_
   return info;
 }
 
+ImageInfo ReadJpegImageInfo(std::string_view bytes, const std::string& path,
+                            uint64_t max_pixels) {
+  ImageInfo info = ReadImageInfo(bytes, path, max_pixels);
+  if (info.format != ImageFormat::kJpeg) {
+    throw DataError(path, std::nullopt,
+                    std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
+  }
+  return info;
+}
+
 Image DecodeImage(std::string_view bytes, const std::string& path, const DecodeOptions& options) {
   if (options.channels != 1 && options.channels != 3) {
     throw Error("DecodeImage: channels must be 1 or 3, not " + std::to_string(options.channels));

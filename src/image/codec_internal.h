@@ -3,11 +3,17 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "image/image.h"
 
 namespace imgpipe {
+
+// ReadImageInfo for bytes that must be a JPEG: any other format is a DataError naming
+// `path`, "not a JPEG (PNG data)" and the like.
+ImageInfo ReadJpegImageInfo(std::string_view bytes, const std::string& path,
+                            uint64_t max_pixels);
 
 // A reason a person can act on, from a libjpeg/TurboJPEG message.
 std::string JpegReason(const std::string& message);

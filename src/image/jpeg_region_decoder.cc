@@ -243,11 +243,7 @@ void DecodeStoredRegion(std::string_view jpeg, const std::string& path, const Im
 }  // namespace
 
 ImageInfo ReadDisplayedJpegInfo(std::string_view jpeg, const std::string& path) {
-  ImageInfo info = ReadImageInfo(jpeg, path);
-  if (info.format != ImageFormat::kJpeg) {
-    throw DataError(path, std::nullopt,
-                    std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
-  }
+  ImageInfo info = ReadJpegImageInfo(jpeg, path, kDefaultMaxPixels);
   const int width = info.decoded_width(), height = info.decoded_height();
   info.width = width;
   info.height = height;
@@ -316,11 +312,7 @@ void DecodeRegion(std::string_view jpeg, const std::string& path,
     throw Error("DecodeJpegRegion: keep_decoded_columns needs a box to say where the window is");
   }
   // 1. Header checks (format, process, size limit) as DecodeImage makes them.
-  const ImageInfo info = ReadImageInfo(jpeg, path, options.max_pixels);
-  if (info.format != ImageFormat::kJpeg) {
-    throw DataError(path, std::nullopt,
-                    std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
-  }
+  const ImageInfo info = ReadJpegImageInfo(jpeg, path, options.max_pixels);
   const int orientation = options.apply_exif_orientation ? info.orientation : 1;
   const StoredWindow w = ChooseStoredWindow(info, orientation, path, options);
   // 2. Decode the stored window at the chosen scale, then orient it.

@@ -4,7 +4,6 @@
 
 #include "image/codec.h"
 #include "image/codec_internal.h"
-#include "image/image_format.h"
 #include "image/jpeg_lib.h"
 #include "util/error.h"
 
@@ -68,11 +67,7 @@ std::optional<std::string> AddJpegRestartMarkers(std::string_view jpeg, const st
                 " MCUs, not " + std::to_string(interval));
   }
   // 1. The checks DecodeImage makes (format, process, size), with its messages.
-  const ImageInfo info = ReadImageInfo(jpeg, path, max_pixels);
-  if (info.format != ImageFormat::kJpeg) {
-    throw DataError(path, std::nullopt,
-                    std::string("not a JPEG (") + ImageFormatName(info.format) + " data)");
-  }
+  ReadJpegImageInfo(jpeg, path, max_pixels);
   // 2. The rewrite, kept only if it decodes to the same pixels.
   std::optional<std::string> rewritten = Rewrite(jpeg, path, interval);
   if (!rewritten) return std::nullopt;
