@@ -5,15 +5,10 @@
 namespace imgpipe {
 namespace {
 
-constexpr int kMarkerSos = 0xDA;
-constexpr int kMarkerEoi = 0xD9;
 constexpr int kMarkerApp1 = 0xE1;
 constexpr int kMarkerApp14 = 0xEE;
 constexpr int kTagOrientation = 0x0112;
 constexpr int kTypeShort = 3;
-
-// Markers with no length field: TEM, RST0..7 and SOI.
-bool IsStandalone(int marker) { return marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8); }
 
 }  // namespace
 
@@ -45,20 +40,7 @@ int ParseExifOrientation(std::string_view tiff) {
 JpegMarkers ScanJpegMarkers(std::string_view bytes) {
   JpegMarkers result;
   bool have_exif = false;
-  size_t pos = 2;  // after SOI
-  while (pos < bytes.size()) {
-    // 1. A marker: one or more 0xFF fill bytes, then the code.
-    if (LoadU8(bytes, pos) != 0xFF) break;
-    while (pos < bytes.size() && LoadU8(bytes, pos) == 0xFF) ++pos;
-    if (pos >= bytes.size()) break;
-    int marker = static_cast<int>(LoadU8(bytes, pos++));
-    if (IsStandalone(marker)) continue;
-    if (marker == kMarkerSos || marker == kMarkerEoi) break;
-    // 2. A segment: big-endian length (counting itself), then the payload.
-    if (!HasBytes(bytes, pos, 2)) break;
-    size_t length = LoadU16(bytes, pos, true);
-    if (length < 2 || !HasBytes(bytes, pos, length)) break;
-    std::string_view payload = bytes.substr(pos + 2, length - 2);
+  WalkJpegSegments(bytes, [&](int marker, std::string_view payload) {
     using namespace std::string_view_literals;
     if (marker == kMarkerApp1 && !have_exif && payload.substr(0, 6) == "Exif\0\0"sv) {
       have_exif = true;
@@ -66,8 +48,8 @@ JpegMarkers ScanJpegMarkers(std::string_view bytes) {
     } else if (marker == kMarkerApp14 && payload.substr(0, 5) == "Adobe") {
       result.adobe = true;
     }
-    pos += length;
-  }
+    return true;
+  });
   return result;
 }
 

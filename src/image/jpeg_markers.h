@@ -2,9 +2,38 @@
 // libjpeg reports: the EXIF orientation (APP1) and the Adobe marker (APP14).
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
+#include "image/byte_order.h"
+
 namespace imgpipe {
+
+// Walks a JPEG's marker segments from after SOI: calls visit(marker, payload) for each
+// (`payload`: the bytes after the length field, a view into `bytes`), SOS's too, and
+// ends after SOS, at EOI, when visit returns false, or at bytes that are not a whole
+// segment. Fill bytes (0xFF) before a marker and standalone markers (TEM, RSTn, SOI)
+// are skipped. Never throws.
+template <typename Visit>
+void WalkJpegSegments(std::string_view bytes, Visit visit) {
+  constexpr int kSos = 0xDA, kEoi = 0xD9;
+  size_t pos = 2;  // after SOI
+  while (pos < bytes.size()) {
+    // 1. A marker: one or more 0xFF fill bytes, then the code.
+    if (LoadU8(bytes, pos) != 0xFF) return;
+    while (pos < bytes.size() && LoadU8(bytes, pos) == 0xFF) ++pos;
+    if (pos >= bytes.size()) return;
+    const int marker = static_cast<int>(LoadU8(bytes, pos++));
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) continue;  // standalone
+    if (marker == kEoi) return;
+    // 2. A segment: big-endian length (counting itself), then the payload.
+    if (!HasBytes(bytes, pos, 2)) return;
+    const size_t length = LoadU16(bytes, pos, true);
+    if (length < 2 || !HasBytes(bytes, pos, length)) return;
+    if (!visit(marker, bytes.substr(pos + 2, length - 2)) || marker == kSos) return;
+    pos += length;
+  }
+}
 
 struct JpegMarkers {
   int orientation = 1;  // EXIF orientation 1..8; 1 when absent or malformed

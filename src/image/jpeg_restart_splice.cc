@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "image/byte_order.h"
+#include "image/jpeg_markers.h"
 
 namespace imgpipe {
 namespace {
@@ -23,7 +24,7 @@ bool IsSof(int marker) {
 
 // What the splice needs of a file's header and scan.
 struct ScanLayout {
-  size_t sof = 0;        // offset of the SOF marker
+  size_t sof = 0;        // offset of the SOF segment's payload (after its length)
   size_t scan = 0;       // offset of the entropy-coded data (after the SOS segment)
   int width = 0, height = 0;
   int mcu_width = 0, mcu_height = 0;
@@ -44,45 +45,43 @@ T CeilDiv(T a, T b) {
 bool ReadHeader(std::string_view jpeg, ScanLayout& layout) {
   if (!HasBytes(jpeg, 0, 2) || LoadU8(jpeg, 0) != 0xFF || LoadU8(jpeg, 1) != 0xD8) return false;
   int components = 0, max_h = 1, max_v = 1;
-  size_t pos = 2;
-  while (HasBytes(jpeg, pos, 4)) {
-    // 1. A marker (after any 0xFF fill bytes) and its segment.
-    if (LoadU8(jpeg, pos) != 0xFF) return false;
-    while (HasBytes(jpeg, pos + 1, 1) && LoadU8(jpeg, pos + 1) == 0xFF) ++pos;
-    if (!HasBytes(jpeg, pos, 4)) return false;
-    const int marker = static_cast<int>(LoadU8(jpeg, pos + 1));
-    const size_t length = LoadU16(jpeg, pos + 2, true);
-    if (length < 2 || !HasBytes(jpeg, pos + 2, length)) return false;
-    const size_t body = pos + 4;
-    // 2. The frame: sequential Huffman only; its size and sampling.
+  bool scan_found = false;
+  WalkJpegSegments(jpeg, [&](int marker, std::string_view payload) {
+    const size_t offset = static_cast<size_t>(payload.data() - jpeg.data());
     if (IsSof(marker)) {
-      if ((marker != kMarkerSof0 && marker != kMarkerSof1) || length < 8) return false;
-      layout.sof = pos;
-      layout.height = static_cast<int>(LoadU16(jpeg, body + 1, true));
-      layout.width = static_cast<int>(LoadU16(jpeg, body + 3, true));
-      components = static_cast<int>(LoadU8(jpeg, body + 5));
-      if (components < 1 || length != 8 + 3 * static_cast<size_t>(components)) return false;
+      // 1. The frame: sequential Huffman only; its size and sampling.
+      if ((marker != kMarkerSof0 && marker != kMarkerSof1) || payload.size() < 6) return false;
+      layout.sof = offset;
+      layout.height = static_cast<int>(LoadU16(payload, 1, true));
+      layout.width = static_cast<int>(LoadU16(payload, 3, true));
+      components = static_cast<int>(LoadU8(payload, 5));
+      if (components < 1 || payload.size() != 6 + 3 * static_cast<size_t>(components)) {
+        return false;
+      }
       for (int c = 0; c < components; ++c) {
-        const uint32_t sampling = LoadU8(jpeg, body + 7 + 3 * c);
+        const uint32_t sampling = LoadU8(payload, 7 + 3 * c);
         max_h = std::max(max_h, static_cast<int>(sampling >> 4));
         max_v = std::max(max_v, static_cast<int>(sampling & 15));
       }
     } else if (marker == kMarkerDri) {
-      if (length != 4) return false;
-      layout.interval = static_cast<int>(LoadU16(jpeg, body, true));
+      if (payload.size() != 2) return false;
+      layout.interval = static_cast<int>(LoadU16(payload, 0, true));
     } else if (marker == kMarkerSos) {
-      // 3. The scan: every component, one MCU of each one's sampling (a one-component
+      // 2. The scan: every component, one MCU of each one's sampling (a one-component
       //    scan's MCU is one 8x8 block).
-      if (layout.sof == 0 || static_cast<int>(LoadU8(jpeg, body)) != components) return false;
+      if (layout.sof == 0 || payload.empty() ||
+          static_cast<int>(LoadU8(payload, 0)) != components) {
+        return false;
+      }
       const bool single = components == 1;
       layout.mcu_width = single ? 8 : 8 * max_h;
       layout.mcu_height = single ? 8 : 8 * max_v;
-      layout.scan = pos + 2 + length;
-      return layout.interval > 0 && layout.width > 0 && layout.height > 0;
+      layout.scan = offset + payload.size();
+      scan_found = true;
     }
-    pos += 2 + length;
-  }
-  return false;
+    return true;
+  });
+  return scan_found && layout.interval > 0 && layout.width > 0 && layout.height > 0;
 }
 
 // Cuts the entropy-coded data into its restart segments: false unless it ends at EOI
@@ -175,8 +174,8 @@ std::optional<SplicedJpeg> SpliceJpegWindow(std::string_view jpeg, int x, int y,
   std::string& bytes = out.bytes;
   bytes.reserve(layout.scan + jpeg.size() / 2);
   bytes.assign(jpeg.substr(0, layout.scan));
-  StoreU16(bytes, layout.sof + 5, out.height);
-  StoreU16(bytes, layout.sof + 7, out.width);
+  StoreU16(bytes, layout.sof + 1, out.height);
+  StoreU16(bytes, layout.sof + 3, out.width);
   const int row_runs = per_row % interval == 0 ? r1 - r0 : 1;  // rows cut apart, or one run
   const int64_t run_mcus = per_row % interval == 0 ? c1 - c0 : int64_t{r1 - r0} * per_row;
   int64_t written = 0;
