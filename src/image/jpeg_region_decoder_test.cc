@@ -1,14 +1,13 @@
 #include "image/jpeg_region_decoder.h"
 
 #include <gtest/gtest.h>
-#include <turbojpeg.h>
-
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "image/codec.h"
 #include "image/image_test_util.h"
+#include "image/jpeg_test_util.h"
 #include "image/resize.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -69,22 +68,6 @@ void ExpectRegionsMatchFullDecode(const std::string& jpeg, const std::string& pa
     Image expected = CropImage(full, window.x, window.y, window.width, window.height);
     ASSERT_EQ(MaxAbsDiff(region, expected), 0);
   }
-}
-
-// TurboJPEG encoding of raw pixels, for variants EncodeJpeg does not make.
-std::string TurboEncode(const std::vector<unsigned char>& pixels, int width, int height,
-                        int pixel_format, int subsampling, int flags) {
-  tjhandle handle = tjInitCompress();
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  int rc = tjCompress2(handle, pixels.data(), width, 0, height, pixel_format, &buffer, &size,
-                       subsampling, 90, flags);
-  std::string message = rc == 0 ? "" : tjGetErrorStr2(handle);
-  std::string jpeg(reinterpret_cast<char*>(buffer), size);
-  tjFree(buffer);
-  tjDestroy(handle);
-  if (rc != 0) throw Error("tjCompress2: " + message);
-  return jpeg;
 }
 
 // A real photo (640x408, 4:2:0).

@@ -7,8 +7,8 @@
 
 #include "image/codec.h"
 #include "image/image_test_util.h"
-#include "image/jpeg_lib.h"
 #include "image/jpeg_region_decoder.h"
+#include "image/jpeg_test_util.h"
 #include "image/jpeg_transcode.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -16,16 +16,6 @@
 
 namespace imgpipe {
 namespace {
-
-// MCUs in one row of a JPEG's first scan, from libjpeg's header.
-int McusPerRow(const std::string& jpeg) {
-  LibjpegDecompressor d;
-  if (setjmp(d.errors.jump) != 0) throw Error(std::string("libjpeg: ") + d.errors.message);
-  jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
-  jpeg_read_header(&d.cinfo, TRUE);
-  const int mcu = d.cinfo.num_components == 1 ? 8 : 8 * d.cinfo.max_h_samp_factor;
-  return (static_cast<int>(d.cinfo.image_width) + mcu - 1) / mcu;
-}
 
 std::string WithRestarts(const std::string& jpeg, int interval) {
   std::optional<std::string> rewritten = AddJpegRestartMarkers(jpeg, "test.jpg", interval);
@@ -90,7 +80,7 @@ TEST(JpegRestartSpliceTest, SplicedWindowsDecodeExactly) {
   paths.push_back(ImageFilesIn("images/photos-by-class/100").at(0));
   for (const std::string& path : paths) {
     const std::string plain = ReadFile(path);
-    const int per_row = McusPerRow(plain);
+    const int per_row = JpegLayoutOf(plain).mcus_per_row;
     std::vector<int> intervals = {1, per_row, 2 * per_row};
     if (per_row % 2 == 0) intervals.push_back(2);
     if (per_row > 3 && per_row % 3 != 0) intervals.push_back(3);

@@ -1,19 +1,26 @@
-// Test helper: what libjpeg reads from a JPEG's header about its layout (restart
-// interval, progressive), for tests of AddJpegRestartMarkers and of its users.
+// Test helpers for JPEG layouts: what libjpeg reads from a JPEG's header (restart
+// interval, progressive, MCUs per row), and TurboJPEG encodings EncodeJpeg does not make
+// (progressive, CMYK, other subsamplings). For the region decoder, AddJpegRestartMarkers,
+// the restart splice and their users.
 #pragma once
+
+#include <turbojpeg.h>
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "image/jpeg_lib.h"
 #include "util/error.h"
 
 namespace imgpipe {
 
-// The restart interval (DRI, in MCUs; 0: none) and progressive flag of a JPEG.
+// The restart interval (DRI, in MCUs; 0: none), progressive flag and MCUs in one row of
+// the first scan (a one-component scan's MCU is one 8x8 block) of a JPEG.
 struct JpegLayout {
   int restart_interval = 0;
   bool progressive = false;
+  int mcus_per_row = 0;
 };
 
 // Reads `jpeg`'s header with libjpeg; throws Error with libjpeg's message if it cannot.
@@ -22,7 +29,26 @@ inline JpegLayout JpegLayoutOf(std::string_view jpeg) {
   if (setjmp(d.errors.jump) != 0) throw Error(std::string("libjpeg: ") + d.errors.message);
   jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
   jpeg_read_header(&d.cinfo, TRUE);
-  return {static_cast<int>(d.cinfo.restart_interval), d.cinfo.progressive_mode != 0};
+  const int mcu = d.cinfo.num_components == 1 ? 8 : 8 * d.cinfo.max_h_samp_factor;
+  return {static_cast<int>(d.cinfo.restart_interval), d.cinfo.progressive_mode != 0,
+          (static_cast<int>(d.cinfo.image_width) + mcu - 1) / mcu};
+}
+
+// TurboJPEG encoding of raw pixels at quality 90, for variants EncodeJpeg does not make;
+// throws Error with TurboJPEG's message if it fails.
+inline std::string TurboEncode(const std::vector<unsigned char>& pixels, int width, int height,
+                               int pixel_format, int subsampling, int flags) {
+  tjhandle handle = tjInitCompress();
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;  // NOLINT(runtime/int): TurboJPEG's type
+  int rc = tjCompress2(handle, pixels.data(), width, 0, height, pixel_format, &buffer, &size,
+                       subsampling, 90, flags);
+  std::string message = rc == 0 ? "" : tjGetErrorStr2(handle);
+  std::string jpeg(reinterpret_cast<char*>(buffer), size);
+  tjFree(buffer);
+  tjDestroy(handle);
+  if (rc != 0) throw Error("tjCompress2: " + message);
+  return jpeg;
 }
 
 }  // namespace imgpipe

@@ -1,8 +1,6 @@
 #include "image/jpeg_transcode.h"
 
 #include <gtest/gtest.h>
-#include <turbojpeg.h>
-
 #include <string>
 #include <vector>
 
@@ -59,15 +57,8 @@ TEST(JpegTranscodeTest, ExifOrientationAndProgressiveFiles) {
 
   // A progressive file becomes sequential, with the same pixels.
   const Image pixels = DecodeImage(photo, "p.jpg");
-  tjhandle handle = tjInitCompress();
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;  // NOLINT(runtime/int)
-  ASSERT_EQ(tjCompress2(handle, pixels.pixels.data(), pixels.width, 0, pixels.height, TJPF_RGB,
-                        &buffer, &size, TJSAMP_420, 90, TJFLAG_PROGRESSIVE),
-            0);
-  const std::string progressive(reinterpret_cast<char*>(buffer), size);
-  tjFree(buffer);
-  tjDestroy(handle);
+  const std::string progressive = TurboEncode(pixels.pixels, pixels.width, pixels.height,
+                                              TJPF_RGB, TJSAMP_420, TJFLAG_PROGRESSIVE);
   ASSERT_TRUE(JpegLayoutOf(progressive).progressive);
   const std::optional<std::string> sequential = AddJpegRestartMarkers(progressive, "p.jpg", 1);
   ASSERT_TRUE(sequential.has_value());
@@ -76,14 +67,8 @@ TEST(JpegTranscodeTest, ExifOrientationAndProgressiveFiles) {
 }
 
 TEST(JpegTranscodeTest, CmykIsLeftAsItIs) {
-  std::vector<unsigned char> cmyk(33 * 17 * 4, 90);
-  tjhandle handle = tjInitCompress();
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;  // NOLINT(runtime/int)
-  ASSERT_EQ(tjCompress2(handle, cmyk.data(), 33, 0, 17, TJPF_CMYK, &buffer, &size, TJSAMP_444, 90, 0), 0);
-  const std::string jpeg(reinterpret_cast<char*>(buffer), size);
-  tjFree(buffer);
-  tjDestroy(handle);
+  const std::vector<unsigned char> cmyk(33 * 17 * 4, 90);
+  const std::string jpeg = TurboEncode(cmyk, 33, 17, TJPF_CMYK, TJSAMP_444, 0);
   EXPECT_FALSE(AddJpegRestartMarkers(jpeg, "cmyk.jpg", 1).has_value());
 }
 
