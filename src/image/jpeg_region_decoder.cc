@@ -230,14 +230,15 @@ void DecodeStoredRegion(std::string_view jpeg, const std::string& path, const Im
                         PixelBox* box) {
   // Fancy upsampling reads, for each pixel, the chroma sample beside its own: one
   // (scaled) pixel beyond the window.
-  const std::optional<SplicedJpeg> spliced = SpliceJpegWindow(jpeg, x, y, width, height, denom);
-  if (!spliced) {
+  // The splice's bytes are kept per thread: no fresh pages for each image.
+  thread_local SplicedJpeg spliced;
+  if (!SpliceJpegWindowInto(jpeg, x, y, width, height, denom, spliced)) {
     DecodeStoredJpegRegion(jpeg, path, info.width, info.height, x, y, width, height, denom,
                            options, entropy_only, image, box);
     return;
   }
-  DecodeStoredJpegRegion(spliced->bytes, path, spliced->width, spliced->height, x - spliced->x,
-                         y - spliced->y, width, height, denom, options, entropy_only, image, box);
+  DecodeStoredJpegRegion(spliced.bytes, path, spliced.width, spliced.height, x - spliced.x,
+                         y - spliced.y, width, height, denom, options, entropy_only, image, box);
 }
 
 }  // namespace

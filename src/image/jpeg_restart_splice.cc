@@ -5,6 +5,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "image/byte_order.h"
 #include "image/jpeg_markers.h"
 
@@ -22,8 +26,12 @@ bool IsSof(int marker) {
   return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
 }
 
+using Segments = std::vector<std::pair<size_t, size_t>>;
+
 // What the splice needs of a file's header and scan.
 struct ScanLayout {
+  explicit ScanLayout(Segments& segments_buffer) : segments(segments_buffer) {}
+
   size_t sof = 0;        // offset of the SOF segment's payload (after its length)
   size_t scan = 0;       // offset of the entropy-coded data (after the SOS segment)
   int width = 0, height = 0;
@@ -31,7 +39,7 @@ struct ScanLayout {
   int mcus_per_row = 0, mcu_rows = 0;
   int interval = 0;      // MCUs between restart markers
   // Entropy-coded segments between restart markers: [begin, end) byte ranges.
-  std::vector<std::pair<size_t, size_t>> segments;
+  Segments& segments;
 };
 
 template <typename T>
@@ -84,37 +92,65 @@ bool ReadHeader(std::string_view jpeg, ScanLayout& layout) {
   return scan_found && layout.interval > 0 && layout.width > 0 && layout.height > 0;
 }
 
+// splice_internal::FfByteMask, inline for ReadSegments' loop.
+inline uint64_t FfMask(const unsigned char* bytes, size_t n) {
+#if defined(__SSE2__)
+  if (n >= 64) {
+    const __m128i ff = _mm_set1_epi8(static_cast<char>(0xFF));
+    uint64_t mask = 0;
+    for (int q = 0; q < 4; ++q) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 16 * q));
+      mask |= static_cast<uint64_t>(static_cast<uint32_t>(
+                  _mm_movemask_epi8(_mm_cmpeq_epi8(v, ff))))
+              << (16 * q);
+    }
+    return mask;
+  }
+#endif
+  return splice_internal::FfByteMaskPortable(bytes, n);
+}
+
 // Cuts the entropy-coded data into its restart segments: false unless it ends at EOI
 // and has RST0, RST1, ... in order between whole segments, as many as the MCUs need.
+// Visits the 0xFF bytes 64 at a time from a mask, without a branch on whether one is a
+// stuffed data byte (0xFF 0x00) or a restart marker (a file has thousands of each);
+// fill bytes (0xFF 0xFF ...) before a marker end the segment at the first.
 bool ReadSegments(std::string_view jpeg, ScanLayout& layout) {
+  constexpr size_t kNone = static_cast<size_t>(-1);
   const auto* bytes = reinterpret_cast<const unsigned char*>(jpeg.data());
   const size_t size = jpeg.size();
   const int64_t mcus = int64_t{layout.mcus_per_row} * layout.mcu_rows;
-  const int64_t expected = (mcus + layout.interval - 1) / layout.interval;
-  layout.segments.reserve(static_cast<size_t>(expected));
+  const auto expected = static_cast<size_t>((mcus + layout.interval - 1) / layout.interval);
+  auto& segments = layout.segments;
+  segments.resize(expected);
+  size_t k = 0;  // the segment being read: segments[k] is rewritten until its marker
   size_t begin = layout.scan;
-  size_t pos = layout.scan;
-  while (true) {
-    const void* found = std::memchr(bytes + pos, 0xFF, size - pos);
-    if (found == nullptr) return false;  // no EOI: truncated
-    const size_t ff = static_cast<size_t>(static_cast<const unsigned char*>(found) - bytes);
-    size_t code = ff + 1;
-    while (code < size && bytes[code] == 0xFF) ++code;  // fill bytes
-    if (code >= size) return false;
-    const int marker = bytes[code];
-    if (marker == 0x00) {  // a stuffed 0xFF data byte
-      pos = code + 1;
-      continue;
+  size_t fill = kNone;  // the first of a run of fill bytes
+  for (size_t block = layout.scan; block < size; block += 64) {
+    for (uint64_t mask = FfMask(bytes + block, size - block); mask != 0; mask &= mask - 1) {
+      const size_t ff = block + static_cast<size_t>(__builtin_ctzll(mask));
+      if (ff + 1 >= size) return false;  // no EOI: truncated
+      const int code = bytes[ff + 1];
+      const bool rst = (code & 0xF8) == kMarkerRst0;
+      if (code != 0x00 && !rst) {  // rare: fill bytes, EOI, or damage
+        if (code == 0xFF) {
+          fill = std::min(fill, ff);
+          continue;
+        }
+        if (code != kMarkerEoi) return false;
+        segments[k] = {begin, std::min(fill, ff)};
+        return k + 1 == expected;
+      }
+      segments[k] = {begin, std::min(fill, ff)};
+      fill = kNone;
+      if (rst && (code != kMarkerRst0 + static_cast<int>(k & 7) || k + 1 >= expected)) {
+        return false;
+      }
+      begin = rst ? ff + 2 : begin;
+      k += rst ? 1 : 0;
     }
-    const auto index = static_cast<int64_t>(layout.segments.size());
-    if (marker == kMarkerEoi) {
-      layout.segments.emplace_back(begin, ff);
-      return index + 1 == expected;
-    }
-    if (marker != kMarkerRst0 + (index & 7) || index + 1 >= expected) return false;
-    layout.segments.emplace_back(begin, ff);
-    begin = pos = code + 1;
   }
+  return false;  // no EOI: truncated
 }
 
 // The MCUs [first, end) of `count` that cover [begin, begin + length), each mcu_size
@@ -132,20 +168,85 @@ void StoreU16(std::string& out, size_t at, int value) {
   out[at + 1] = static_cast<char>(value & 0xFF);
 }
 
+// MCU columns [c0, c1) of rows [r0, r1), whole restart segments.
+struct McuBlock {
+  int c0 = 0, c1 = 0, r0 = 0, r1 = 0;
+};
+
+// Writes the JPEG of `block`'s MCUs of `jpeg` (read into `layout`) to `out`: the header
+// up to the scan with the block's size in the SOF, then its segments with markers
+// RST0, RST1, ... between them and EOI after.
+void WriteSplice(std::string_view jpeg, const ScanLayout& layout, const McuBlock& block,
+                 SplicedJpeg& out) {
+  const auto [c0, c1, r0, r1] = block;
+  const int per_row = layout.mcus_per_row, interval = layout.interval;
+  out.x = c0 * layout.mcu_width;
+  out.y = r0 * layout.mcu_height;
+  out.width = std::min(c1 * layout.mcu_width, layout.width) - out.x;
+  out.height = std::min(r1 * layout.mcu_height, layout.height) - out.y;
+  // 1. The segments: those of each row's columns, or (segments spanning rows) one run.
+  const int row_runs = per_row % interval == 0 ? r1 - r0 : 1;
+  const int64_t run_mcus = per_row % interval == 0 ? c1 - c0 : int64_t{r1 - r0} * per_row;
+  const auto run_segments = [&](int run) {
+    const int64_t first = (int64_t{r0 + run} * per_row + c0) / interval;
+    const int64_t end = std::min(first + CeilDiv<int64_t>(run_mcus, interval),
+                                 static_cast<int64_t>(layout.segments.size()));
+    return std::pair<size_t, size_t>(first, end);
+  };
+  // 2. The size: each run's bytes, as they lie in the file with the markers (and any
+  //    fill bytes) between its segments, and a 2-byte marker after each run.
+  size_t size = layout.scan;
+  for (int run = 0; run < row_runs; ++run) {
+    const auto [first, end] = run_segments(run);
+    if (first < end) size += layout.segments[end - 1].second - layout.segments[first].first + 2;
+  }
+  std::string& bytes = out.bytes;
+  bytes.resize(size);
+  char* at = bytes.data();
+  std::memcpy(at, jpeg.data(), layout.scan);
+  StoreU16(bytes, layout.sof + 1, out.height);
+  StoreU16(bytes, layout.sof + 3, out.width);
+  at += layout.scan;
+  // 3. The runs, one copy each, then their markers renumbered: RST0, RST1, ... from the
+  //    splice's first segment on.
+  int64_t written = 0;  // segments written
+  for (int run = 0; run < row_runs; ++run) {
+    const auto [first, end] = run_segments(run);
+    if (first >= end) continue;
+    if (written > 0) {
+      *at++ = static_cast<char>(0xFF);
+      *at++ = static_cast<char>(kMarkerRst0 + ((written - 1) & 7));
+    }
+    const size_t run_begin = layout.segments[first].first;
+    const size_t run_bytes = layout.segments[end - 1].second - run_begin;
+    std::memcpy(at, jpeg.data() + run_begin, run_bytes);
+    for (size_t s = first + 1; s < end; ++s) {  // the code byte just before segment s
+      at[layout.segments[s].first - 1 - run_begin] =
+          static_cast<char>(kMarkerRst0 + ((written + static_cast<int64_t>(s - first) - 1) & 7));
+    }
+    at += run_bytes;
+    written += static_cast<int64_t>(end - first);
+  }
+  *at++ = static_cast<char>(0xFF);
+  *at = static_cast<char>(kMarkerEoi);
+}
+
 }  // namespace
 
-std::optional<SplicedJpeg> SpliceJpegWindow(std::string_view jpeg, int x, int y,
-                                            int window_width, int window_height, int margin) {
-  // 1. The layout; a restart interval that lines up with the MCU rows.
-  ScanLayout layout;
-  if (!ReadHeader(jpeg, layout)) return std::nullopt;
+bool SpliceJpegWindowInto(std::string_view jpeg, int x, int y, int window_width,
+                          int window_height, int margin, SplicedJpeg& out) {
+  // 1. The layout (its segments in a buffer kept per thread); a restart interval that
+  //    lines up with the MCU rows.
+  thread_local Segments segments;
+  ScanLayout layout(segments);
+  if (!ReadHeader(jpeg, layout)) return false;
   layout.mcus_per_row = CeilDiv(layout.width, layout.mcu_width);
   layout.mcu_rows = CeilDiv(layout.height, layout.mcu_height);
   const int per_row = layout.mcus_per_row, interval = layout.interval;
-  if (per_row % interval != 0 && interval % per_row != 0) return std::nullopt;
+  if (per_row % interval != 0 && interval % per_row != 0) return false;
   if (x < 0 || y < 0 || window_width < 1 || window_height < 1 ||
       x > layout.width - window_width || y > layout.height - window_height) {
-    return std::nullopt;
+    return false;
   }
   // 2. The MCUs to keep: the window's, one more on a side it comes within `margin` of,
   //    widened to whole segments (columns when segments lie within rows, rows when
@@ -163,38 +264,34 @@ std::optional<SplicedJpeg> SpliceJpegWindow(std::string_view jpeg, int x, int y,
     r0 = r0 / rows * rows;
     r1 = std::min(CeilDiv(r1, rows) * rows, layout.mcu_rows);
   }
-  if (r0 == 0 && c0 == 0 && c1 == per_row) return std::nullopt;  // a plain crop skips as much
-  if (!ReadSegments(jpeg, layout)) return std::nullopt;
+  if (r0 == 0 && c0 == 0 && c1 == per_row) return false;  // a plain crop skips as much
+  if (!ReadSegments(jpeg, layout)) return false;
   // 3. The header with the new size, then the segments with renumbered markers.
+  WriteSplice(jpeg, layout, McuBlock{c0, c1, r0, r1}, out);
+  return true;
+}
+
+std::optional<SplicedJpeg> SpliceJpegWindow(std::string_view jpeg, int x, int y,
+                                            int window_width, int window_height, int margin) {
   SplicedJpeg out;
-  out.x = c0 * layout.mcu_width;
-  out.y = r0 * layout.mcu_height;
-  out.width = std::min(c1 * layout.mcu_width, layout.width) - out.x;
-  out.height = std::min(r1 * layout.mcu_height, layout.height) - out.y;
-  std::string& bytes = out.bytes;
-  bytes.reserve(layout.scan + jpeg.size() / 2);
-  bytes.assign(jpeg.substr(0, layout.scan));
-  StoreU16(bytes, layout.sof + 1, out.height);
-  StoreU16(bytes, layout.sof + 3, out.width);
-  const int row_runs = per_row % interval == 0 ? r1 - r0 : 1;  // rows cut apart, or one run
-  const int64_t run_mcus = per_row % interval == 0 ? c1 - c0 : int64_t{r1 - r0} * per_row;
-  int64_t written = 0;
-  for (int run = 0; run < row_runs; ++run) {
-    const int64_t first = (int64_t{r0 + run} * per_row + c0) / interval;
-    const int64_t end = std::min(first + CeilDiv<int64_t>(run_mcus, interval),
-                                 static_cast<int64_t>(layout.segments.size()));
-    for (int64_t s = first; s < end; ++s, ++written) {
-      if (written > 0) {
-        bytes.push_back(static_cast<char>(0xFF));
-        bytes.push_back(static_cast<char>(kMarkerRst0 + ((written - 1) & 7)));
-      }
-      const auto [begin, stop] = layout.segments[static_cast<size_t>(s)];
-      bytes.append(jpeg.substr(begin, stop - begin));
-    }
+  if (!SpliceJpegWindowInto(jpeg, x, y, window_width, window_height, margin, out)) {
+    return std::nullopt;
   }
-  bytes.push_back(static_cast<char>(0xFF));
-  bytes.push_back(static_cast<char>(kMarkerEoi));
   return out;
 }
+
+namespace splice_internal {
+
+uint64_t FfByteMaskPortable(const unsigned char* bytes, size_t n) {
+  uint64_t mask = 0;
+  for (size_t i = 0; i < std::min<size_t>(n, 64); ++i) {
+    if (bytes[i] == 0xFF) mask |= uint64_t{1} << i;
+  }
+  return mask;
+}
+
+uint64_t FfByteMask(const unsigned char* bytes, size_t n) { return FfMask(bytes, n); }
+
+}  // namespace splice_internal
 
 }  // namespace imgpipe

@@ -7,6 +7,8 @@
 // JPEG a marker every MCU, the finest cut.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,5 +38,20 @@ struct SplicedJpeg {
 // anyway. Never throws.
 std::optional<SplicedJpeg> SpliceJpegWindow(std::string_view jpeg, int x, int y,
                                             int window_width, int window_height, int margin);
+
+// SpliceJpegWindow into `out`, reusing its buffer's capacity (a decoder that splices
+// every image keeps one per thread); returns false, `out` then unspecified, where
+// SpliceJpegWindow returns nullopt. Never throws but std::bad_alloc.
+bool SpliceJpegWindowInto(std::string_view jpeg, int x, int y, int window_width,
+                          int window_height, int margin, SplicedJpeg& out);
+
+namespace splice_internal {
+
+// Bit i set where bytes[i] == 0xFF, for i < min(n, 64): SSE2 where the compiler targets
+// it, else FfByteMaskPortable.
+uint64_t FfByteMask(const unsigned char* bytes, size_t n);
+uint64_t FfByteMaskPortable(const unsigned char* bytes, size_t n);
+
+}  // namespace splice_internal
 
 }  // namespace imgpipe
