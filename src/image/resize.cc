@@ -44,12 +44,14 @@ ResizeKernel KernelFromEnvironment() {
 // The loops of one kernel: SIMD rows need their loads within the row (RowSimdEnd),
 // SIMD columns rows of at least column_min_bytes; the portable loops do the rest.
 // permute_rows, where set, does the horizontal pass instead of rows wherever the
-// weights fit its layout (resize_permute_table.h).
+// weights fit its layout (resize_permute_table.h). rows read the weights' row groups,
+// columns the layouts in column_layouts (resize_coefficients.h).
 struct Loops {
   void (*rows)(const RowPass&) = nullptr;  // nullptr: portable only
   void (*columns)(const ColumnPass&) = nullptr;
   size_t column_min_bytes = 0;
   void (*permute_rows)(const RowPass&, const resize_internal::PermuteView&, int) = nullptr;
+  unsigned column_layouts = 0;
 };
 
 // Whether the CPU has AVX-512 VBMI (the AVX-512 kernel's rows use it where it does).
@@ -66,17 +68,31 @@ Loops LoopsFor(ResizeKernel kernel) {
 #ifdef IMGPIPE_RESIZE_SIMD
   if (kernel == ResizeKernel::kAvx512) {
     return {resize_internal::RowPassAvx512, resize_internal::ColumnPassAvx512, 64,
-            CpuHasAvx512Vbmi() ? resize_internal::RowPassAvx512Vbmi : nullptr};
+            CpuHasAvx512Vbmi() ? resize_internal::RowPassAvx512Vbmi : nullptr,
+            resize_internal::kColumnDigits};
   }
   if (kernel == ResizeKernel::kAvx2) {
-    return {resize_internal::RowPassAvx2, resize_internal::ColumnPassAvx2, 32};
+    return {resize_internal::RowPassAvx2, resize_internal::ColumnPassAvx2, 32, nullptr,
+            resize_internal::kColumnPairs};
   }
   if (kernel == ResizeKernel::kSse41) {
-    return {resize_internal::RowPassSse41, resize_internal::ColumnPassSse41, 16};
+    return {resize_internal::RowPassSse41, resize_internal::ColumnPassSse41, 16, nullptr,
+            resize_internal::kColumnPairs};
   }
 #endif
   (void)kernel;
   return {};
+}
+
+// The view of outputs [begin, ...) of `k`.
+resize_internal::CoefficientView Outputs(resize_internal::CoefficientView k, int begin) {
+  k.first += begin;
+  k.count += begin;
+  k.weights += static_cast<size_t>(begin) * k.taps;
+  if (k.packed) k.packed += static_cast<size_t>(begin) * k.groups * resize_internal::kGroupInt16;
+  if (k.pair_words) k.pair_words += static_cast<size_t>(begin) * k.pairs * 2;
+  if (k.quad_digits) k.quad_digits += static_cast<size_t>(begin) * k.quads * 3;
+  return k;
 }
 
 // The horizontal pass of the kernel on pixels [begin, out_width), whose loads would
@@ -97,20 +113,22 @@ void RunRowsOnPaddedCopy(const Loops& loops, const RowPass& pass, int in_end, in
                      pass.dst_stride, begin, out_width});
 }
 
-// The horizontal pass over all output pixels, by the kernel's permute loop (pass.k a
-// view into kh) or its loop (on a padded copy of the rows' ends where its 16-byte loads
-// would pass them), else the portable one. The rows end at pixel in_end (counted like
-// k.first; pass.src holds them from pass.column_offset).
+// The horizontal pass over all output pixels, by the kernel's permute loop or its loop
+// (on a padded copy of the rows' ends where its 16-byte loads would pass them), else the
+// portable one; pass.k is set here, to kh's outputs from k_begin on. The rows end at
+// pixel in_end (counted like k.first; pass.src holds them from pass.column_offset).
 void RunRows(const Loops& loops, RowPass pass, int in_end, int out_width,
-             const std::shared_ptr<const Coefficients>& kh) {
+             const std::shared_ptr<const Coefficients>& kh, int k_begin) {
   pass.begin = 0;
   pass.end = out_width;
+  pass.k = Outputs(kh->View(0), k_begin);
   if (loops.permute_rows) {
     const auto table =
         resize_internal::PermuteTableFor(kh, pass.k, out_width, pass.channels);
     if (table) return loops.permute_rows(pass, table->View(), in_end);
   }
   if (!loops.rows) return resize_internal::RowPassPortable(pass);
+  pass.k = Outputs(kh->View(resize_internal::kRowGroups), k_begin);
   pass.end = resize_internal::RowSimdEnd(pass.k, in_end, pass.channels, out_width);
   if (pass.end > 0) loops.rows(pass);
   if (pass.end < out_width) RunRowsOnPaddedCopy(loops, pass, in_end, pass.end, out_width);
@@ -141,17 +159,6 @@ void CheckArguments(int src_width, int src_height, int channels, const PixelBox&
                 std::to_string(src_height) + "x" + std::to_string(channels) + " image to " +
                 std::to_string(width) + "x" + std::to_string(height));
   }
-}
-
-// The view of outputs [begin, ...) of `k`.
-resize_internal::CoefficientView Outputs(resize_internal::CoefficientView k, int begin) {
-  k.first += begin;
-  k.count += begin;
-  k.weights += static_cast<size_t>(begin) * k.taps;
-  k.packed += static_cast<size_t>(begin) * k.groups * resize_internal::kGroupInt16;
-  k.pair_words += static_cast<size_t>(begin) * k.pairs * 2;
-  if (k.quad_digits) k.quad_digits += static_cast<size_t>(begin) * k.quads * 3;
-  return k;
 }
 
 // The input pixels [first, end) that outputs [0, n) of `k` read.
@@ -259,7 +266,8 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
   if (!horizontal) {
     if (vertical) {
       const auto kv = resize_internal::CoefficientsFor(src_height, box.y0, box.y1, height);
-      RunColumns(loops, ColumnPass{src_x0, src_stride, 0, kv->View(), dst, dst_stride, height,
+      RunColumns(loops, ColumnPass{src_x0, src_stride, 0, kv->View(loops.column_layouts), dst,
+                                   dst_stride, height,
                                    out_row_bytes});
     } else {
       for (int y = 0; y < height; ++y) {
@@ -274,8 +282,8 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
   if (!vertical) {
     RunRows(loops,
             RowPass{src + static_cast<size_t>(box.y0) * src_stride, src_stride, 0, height,
-                    channels, kh->View(), dst, dst_stride, 0, 0},
-            src_width, width, kh);
+                    channels, {}, dst, dst_stride, 0, 0},
+            src_width, width, kh, 0);
     return;
   }
   // 4. Both: the horizontal pass over the rows the vertical pass reads, into a buffer
@@ -287,10 +295,11 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
   temp.resize(static_cast<size_t>(last_row - first_row) * out_row_bytes);
   RunRows(loops,
           RowPass{src + static_cast<size_t>(first_row) * src_stride, src_stride, 0,
-                  last_row - first_row, channels, kh->View(), temp.data(), out_row_bytes, 0, 0},
-          src_width, width, kh);
-  RunColumns(loops, ColumnPass{temp.data(), out_row_bytes, first_row, kv->View(), dst,
-                               dst_stride, height, out_row_bytes});
+                  last_row - first_row, channels, {}, temp.data(), out_row_bytes, 0, 0},
+          src_width, width, kh, 0);
+  RunColumns(loops, ColumnPass{temp.data(), out_row_bytes, first_row,
+                               kv->View(loops.column_layouts), dst, dst_stride, height,
+                               out_row_bytes});
 }
 
 void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_stride,
@@ -309,10 +318,10 @@ ResizeCropSpan ResizeCropSource(const ResizeCrop& rc) {
   ResizeCropSpan span;
   std::tie(span.x0, span.x1) = rc.resized_width == rc.full_width
                                    ? std::pair<int, int>{rc.crop_x, rc.crop_x + rc.crop_width}
-                                   : InputSpan(Outputs(kh->View(), rc.crop_x), rc.crop_width);
+                                   : InputSpan(Outputs(kh->View(0), rc.crop_x), rc.crop_width);
   std::tie(span.y0, span.y1) = rc.resized_height == rc.full_height
                                    ? std::pair<int, int>{rc.crop_y, rc.crop_y + rc.crop_height}
-                                   : InputSpan(Outputs(kv->View(), rc.crop_y), rc.crop_height);
+                                   : InputSpan(Outputs(kv->View(0), rc.crop_y), rc.crop_height);
   return span;
 }
 
@@ -352,13 +361,13 @@ void ResizeCropInto(const uint8_t* src, const ResizeCropSpan& held, size_t src_s
     }
     RunRows(loops,
             RowPass{rows_at(need.y0), src_stride, held.x0, need.y1 - need.y0, channels,
-                    Outputs(kh->View(), rc.crop_x), out, rows_stride, 0, 0},
-            held.x1, rc.crop_width, kh);
+                    {}, out, rows_stride, 0, 0},
+            held.x1, rc.crop_width, kh, rc.crop_x);
     rows = out;
   }
   // 3. The vertical pass, or the rows as they are.
   if (vertical) {
-    RunColumns(loops, ColumnPass{rows, rows_stride, need.y0, Outputs(kv->View(), rc.crop_y), dst,
+    RunColumns(loops, ColumnPass{rows, rows_stride, need.y0, Outputs(kv->View(loops.column_layouts), rc.crop_y), dst,
                                  dst_stride, rc.crop_height, out_row_bytes});
   } else if (!horizontal) {
     for (int y = 0; y < rc.crop_height; ++y) {

@@ -51,50 +51,54 @@ void PrecomputeWeights(int in_size, double in0, double in1, int out_size, Coeffi
 int16_t Hi(int32_t w) { return static_cast<int16_t>(w >> kSplitBits); }
 int16_t Lo(int32_t w) { return static_cast<int16_t>(w & kLoMask); }
 
-// Fills groups/packed and pairs/pair_words from the weights (layouts in
-// resize_kernels.h); weights past `taps` count as 0.
-void PackForSimd(Coefficients& k) {
+// The layout `packed` of `k`'s weights (resize_kernels.h); weights past `taps` count as 0.
+std::vector<int16_t> PackRowGroups(const Coefficients& k) {
   const size_t out_size = k.first.size();
-  k.groups = (k.taps + kGroupTaps - 1) / kGroupTaps;
-  k.pairs = (k.taps + 1) / 2;
-  k.packed.assign(out_size * k.groups * kGroupInt16, 0);
-  k.pair_words.assign(out_size * k.pairs * 2, 0);
+  std::vector<int16_t> packed(out_size * k.groups * kGroupInt16, 0);
   for (size_t i = 0; i < out_size; ++i) {
     const int32_t* w = &k.weights[i * k.taps];
-    auto weight = [&](int t) { return t < k.taps ? w[t] : 0; };
     for (int g = 0; g < k.groups; ++g) {
-      int16_t* out = &k.packed[(i * k.groups + g) * kGroupInt16];
+      int16_t* out = &packed[(i * k.groups + g) * kGroupInt16];
       for (int j = 0; j < 16; ++j) {  // half j / 8 holds taps 2 (j / 8) and 2 (j / 8) + 1
         const int t = g * kGroupTaps + 2 * (j / 8) + j % 2;
-        out[j] = Hi(weight(t));
-        out[16 + j] = Lo(weight(t));
+        const int32_t weight = t < k.taps ? w[t] : 0;
+        out[j] = Hi(weight);
+        out[16 + j] = Lo(weight);
       }
     }
+  }
+  return packed;
+}
+
+// The layout `pair_words` of `k`'s weights (resize_kernels.h); weights past `taps`
+// count as 0.
+std::vector<int32_t> PackColumnPairs(const Coefficients& k) {
+  const size_t out_size = k.first.size();
+  std::vector<int32_t> pair_words(out_size * k.pairs * 2, 0);
+  for (size_t i = 0; i < out_size; ++i) {
+    const int32_t* w = &k.weights[i * k.taps];
     for (int p = 0; p < k.pairs; ++p) {
-      const int32_t a = weight(2 * p), b = weight(2 * p + 1);
-      int32_t* out = &k.pair_words[(i * k.pairs + p) * 2];
+      const int32_t a = w[2 * p], b = 2 * p + 1 < k.taps ? w[2 * p + 1] : 0;
+      int32_t* out = &pair_words[(i * k.pairs + p) * 2];
       out[0] = static_cast<int32_t>(static_cast<uint16_t>(Hi(a)) |
                                     static_cast<uint32_t>(static_cast<uint16_t>(Hi(b))) << 16);
       out[1] = static_cast<int32_t>(static_cast<uint16_t>(Lo(a)) |
                                     static_cast<uint32_t>(static_cast<uint16_t>(Lo(b))) << 16);
     }
   }
+  return pair_words;
 }
 
-// Fills quads/quad_digits from the weights (layout in resize_kernels.h); leaves
-// quad_digits empty if a weight has no WeightDigits.
-void PackDigits(Coefficients& k) {
+// The layout `quad_digits` of `k`'s weights (resize_kernels.h); empty if a weight has
+// no WeightDigits.
+std::vector<int32_t> PackDigits(const Coefficients& k) {
   const size_t out_size = k.first.size();
-  k.quads = (k.taps + kGroupTaps - 1) / kGroupTaps;
-  k.quad_digits.assign(out_size * k.quads * 3, 0);
+  std::vector<int32_t> quad_digits(out_size * k.quads * 3, 0);
   for (size_t i = 0; i < out_size; ++i) {
     for (int t = 0; t < k.taps; ++t) {
       int8_t d[3];
-      if (!WeightDigits(k.weights[i * k.taps + t], d)) {
-        k.quad_digits.clear();
-        return;
-      }
-      int32_t* out = &k.quad_digits[(i * k.quads + t / kGroupTaps) * 3];
+      if (!WeightDigits(k.weights[i * k.taps + t], d)) return {};
+      int32_t* out = &quad_digits[(i * k.quads + t / kGroupTaps) * 3];
       for (int level = 0; level < 3; ++level) {
         out[2 - level] = static_cast<int32_t>(static_cast<uint32_t>(out[2 - level]) |
                                               static_cast<uint32_t>(static_cast<uint8_t>(d[level]))
@@ -102,6 +106,7 @@ void PackDigits(Coefficients& k) {
       }
     }
   }
+  return quad_digits;
 }
 
 struct CacheEntry {
@@ -123,11 +128,23 @@ bool WeightDigits(int32_t w, int8_t* d) {
   return true;
 }
 
-CoefficientView Coefficients::View() const {
-  return CoefficientView{taps,          groups,        pairs,
-                         first.data(),  count.data(),  weights.data(),
-                         packed.data(), pair_words.data(), quads,
-                         quad_digits.empty() ? nullptr : quad_digits.data()};
+CoefficientView Coefficients::View(unsigned layouts) const {
+  CoefficientView view{taps,           groups,  pairs,   first.data(), count.data(),
+                       weights.data(), nullptr, nullptr, quads,        nullptr};
+  if (layouts & kRowGroups) {
+    std::call_once(packed_once_, [&] { packed_ = PackRowGroups(*this); });
+    view.packed = packed_.data();
+  }
+  if (layouts & kColumnDigits) {
+    std::call_once(digits_once_, [&] { quad_digits_ = PackDigits(*this); });
+    if (quad_digits_.empty()) layouts |= kColumnPairs;  // what the loops read instead
+    else view.quad_digits = quad_digits_.data();
+  }
+  if (layouts & kColumnPairs) {
+    std::call_once(pairs_once_, [&] { pair_words_ = PackColumnPairs(*this); });
+    view.pair_words = pair_words_.data();
+  }
+  return view;
 }
 
 std::shared_ptr<const Coefficients> CoefficientsFor(int in_size, double in0, double in1,
@@ -142,8 +159,9 @@ std::shared_ptr<const Coefficients> CoefficientsFor(int in_size, double in0, dou
   }
   auto k = std::make_shared<Coefficients>();
   PrecomputeWeights(in_size, in0, in1, out_size, *k);
-  PackForSimd(*k);
-  PackDigits(*k);
+  k->groups = (k->taps + kGroupTaps - 1) / kGroupTaps;
+  k->pairs = (k->taps + 1) / 2;
+  k->quads = k->groups;
   cache[next] = CacheEntry{in_size, out_size, in0, in1, k};
   next = (next + 1) % cache.size();
   return k;

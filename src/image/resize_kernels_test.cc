@@ -160,6 +160,37 @@ TEST(ResizeKernelsTest, Avx512FallbackLoopsGiveThePortableBytes) {
 }
 #endif
 
+// A view has the layouts it asks for, built on first request, and null pointers for the
+// others; each layout is the same whichever view asked for it first.
+TEST(ResizeKernelsTest, ViewsBuildTheLayoutsTheyAskFor) {
+  using namespace resize_internal;
+  const auto bare = CoefficientsFor(500, 0, 500, 341);
+  const CoefficientView none = bare->View(0);
+  EXPECT_EQ(none.packed, nullptr);
+  EXPECT_EQ(none.pair_words, nullptr);
+  EXPECT_EQ(none.quad_digits, nullptr);
+  EXPECT_EQ(none.weights, bare->weights.data());
+  const CoefficientView rows = bare->View(kRowGroups);
+  EXPECT_NE(rows.packed, nullptr);
+  EXPECT_EQ(rows.pair_words, nullptr);
+  const CoefficientView digits = bare->View(kColumnDigits);
+  EXPECT_NE(digits.quad_digits, nullptr);
+  EXPECT_EQ(digits.pair_words, nullptr);  // 22-bit weights all have digits
+  // The same layouts as a fresh set's view of all of them (four other sizes push the
+  // first set out of the per-thread cache).
+  for (int out = 100; out < 104; ++out) CoefficientsFor(500, 0, 500, out);
+  const auto fresh = CoefficientsFor(500, 0, 500, 341);
+  ASSERT_NE(fresh.get(), bare.get());
+  const CoefficientView all = fresh->View();
+  const size_t outputs = bare->first.size();
+  EXPECT_TRUE(std::equal(rows.packed, rows.packed + outputs * bare->groups * kGroupInt16,
+                         all.packed));
+  EXPECT_TRUE(std::equal(digits.quad_digits, digits.quad_digits + outputs * bare->quads * 3,
+                         all.quad_digits));
+  EXPECT_NE(all.pair_words, nullptr);
+  EXPECT_EQ(bare->View(kAllLayouts).packed, rows.packed);  // built once
+}
+
 TEST(ResizeKernelsTest, AutoPicksTheWidestAvailable) {
   ScopedResizeKernel scoped(ResizeKernel::kAuto);
   EXPECT_EQ(ActiveResizeKernel(), AvailableResizeKernels().back());
