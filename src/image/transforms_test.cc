@@ -256,12 +256,18 @@ TEST(NormalizeToChwTest, KernelsMatchPortableBitForBit) {
             SCOPED_TRACE(std::string(NormalizeKernelName(kernel)) + " " +
                          std::to_string(width) + "x" + std::to_string(height) + " mean " +
                          std::to_string(m) + (mirror ? " mirrored" : ""));
-            std::vector<float> expected(n + 16, 42.0f), got(n + 16, 42.0f);
+            std::vector<float> expected(n + 16, 42.0f);
             NormalizeToChwWith(NormalizeKernel::kPortable, src, means[m], stds[m],
                                expected.data(), mirror);
-            NormalizeToChwWith(kernel, src, means[m], stds[m], got.data(), mirror);
-            ASSERT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)), 0);
-            EXPECT_EQ(got[n], 42.0f);
+            // At a 64-byte boundary (the SIMD loop streams its stores) and off one.
+            for (size_t offset : {0, 1, 16}) {
+              std::vector<float> buffer(n + 16 + 32, 42.0f);
+              float* got = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) /
+                                               sizeof(float) % 16 + offset;
+              NormalizeToChwWith(kernel, src, means[m], stds[m], got, mirror);
+              ASSERT_EQ(std::memcmp(got, expected.data(), (n + 16) * sizeof(float)), 0) << offset;
+              EXPECT_EQ(got[n], 42.0f);
+            }
           }
         }
       }
