@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "image/codec.h"
@@ -175,6 +176,72 @@ TEST(JpegRestartSpliceTest, DamagedScansAreNotSpliced) {
   JpegRegionOptions options;
   options.crop = CropWindow{200, 300, 100, 50};
   EXPECT_THROW(DecodeJpegRegion(marked.substr(0, marked.size() / 2), "cut.jpg", options), DataError);
+}
+
+// Fill bytes (0xFF 0xFF ...) before a restart marker are not data: the splice of a file
+// with fill bytes before every marker decodes as the splice of the file without.
+TEST(JpegRestartSpliceTest, FillBytesBeforeMarkersAreNotData) {
+  const std::string plain = ReadFile(ImageFilesIn("images/photos-by-class/100").at(0));
+  const std::string marked = WithRestarts(plain, 1);
+  std::string filled;
+  size_t markers = 0;
+  const size_t scan = marked.find("\xFF\xDA");
+  for (size_t i = 0; i < marked.size(); ++i) {
+    const bool rst = i > scan && i + 1 < marked.size() && marked[i] == '\xFF' &&
+                     (marked[i + 1] & 0xF8) == 0xD0;
+    if (rst) {
+      filled.append(1 + markers % 3, '\xFF');  // 1 to 3 fill bytes
+      ++markers;
+    }
+    filled.push_back(marked[i]);
+  }
+  ASSERT_GT(markers, 100u);
+  const std::optional<SplicedJpeg> a = SpliceJpegWindow(marked, 200, 100, 100, 50, 4);
+  const std::optional<SplicedJpeg> b = SpliceJpegWindow(filled, 200, 100, 100, 50, 4);
+  ASSERT_TRUE(a && b);
+  EXPECT_GT(b->bytes.size(), a->bytes.size());  // the fill bytes inside the runs are kept
+  EXPECT_EQ(std::make_tuple(a->x, a->y, a->width, a->height),
+            std::make_tuple(b->x, b->y, b->width, b->height));
+  EXPECT_EQ(MaxAbsDiff(DecodeImage(a->bytes, "a.jpg"), DecodeImage(b->bytes, "b.jpg")), 0);
+}
+
+// SpliceJpegWindowInto reuses the buffer it is given, whatever it held, and writes what
+// SpliceJpegWindow returns.
+TEST(JpegRestartSpliceTest, SpliceIntoReusesTheBuffer) {
+  const std::string plain = ReadFile(ImageFilesIn("images/photos-by-class/100").at(0));
+  const std::string marked = WithRestarts(plain, 1);
+  SplicedJpeg out;
+  out.bytes.assign(marked.size() * 2, 'x');
+  const char* buffer = out.bytes.data();
+  for (const CropWindow& w : {CropWindow{200, 100, 100, 50}, CropWindow{0, 0, 10, 10},
+                              CropWindow{630, 400, 10, 8}}) {
+    ASSERT_TRUE(SpliceJpegWindowInto(marked, w.x, w.y, w.width, w.height, 4, out));
+    const std::optional<SplicedJpeg> fresh = SpliceJpegWindow(marked, w.x, w.y, w.width, w.height, 4);
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ(out.bytes, fresh->bytes);
+    EXPECT_EQ(std::make_tuple(out.x, out.y, out.width, out.height),
+              std::make_tuple(fresh->x, fresh->y, fresh->width, fresh->height));
+    EXPECT_EQ(out.bytes.data(), buffer);
+  }
+}
+
+// The 0xFF mask of 64 bytes is the portable loop's, at every length and alignment.
+TEST(JpegRestartSpliceTest, FfByteMaskMatchesPortable) {
+  std::string bytes(200, '\0');
+  SplitMix64 random(7);
+  for (int round = 0; round < 50; ++round) {
+    for (char& b : bytes) b = random.Below(4) == 0 ? '\xFF' : static_cast<char>(random.Below(256));
+    for (size_t at = 0; at < 70; ++at) {
+      for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{63}, size_t{64},
+                       size_t{65}, bytes.size() - at}) {
+        const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + at);
+        ASSERT_EQ(splice_internal::FfByteMask(p, n), splice_internal::FfByteMaskPortable(p, n))
+            << "at " << at << " n " << n;
+      }
+    }
+  }
+  EXPECT_EQ(splice_internal::FfByteMaskPortable(reinterpret_cast<const unsigned char*>("\xFF\x00\xFF"), 3),
+            0b101u);
 }
 
 }  // namespace
