@@ -9,7 +9,7 @@ namespace {
 // vpermi2b (values 0-127, 128-255) and a blend on the index's top bit, then unpacks the
 // four byte planes into floats. The unpacks interleave within 128-bit lanes, so vector q
 // holds the indices at positions 16l + 4q + m (l, m in 0..3), in that order of l, m.
-void LookUp(__m512i idx, const uint8_t (*bytes)[256], float* out) {
+[[gnu::always_inline]] inline void LookUp(__m512i idx, const uint8_t (*bytes)[256], float* out) {
   const __mmask64 top = _mm512_movepi8_mask(idx);
   __m512i b[4];
   for (int j = 0; j < 4; ++j) {
@@ -39,29 +39,44 @@ void LookUp(__m512i idx, const uint8_t (*bytes)[256], float* out) {
   }
 }
 
+// Per direction (forward, mirrored) and channel, the vpermb control that takes a block's
+// 64 samples from its 192 bytes, already in the order LookUp's unpacks undo: position
+// 16l + 4q + m holds pixel 16q + 4l + m (63 minus that when mirrored).
+struct BlockControls {
+  alignas(64) uint8_t bytes[2][3][64];
+};
+
+constexpr BlockControls MakeBlockControls() {
+  BlockControls controls{};
+  for (int mirror = 0; mirror < 2; ++mirror) {
+    for (int pos = 0; pos < 64; ++pos) {
+      int pixel = 16 * ((pos / 4) % 4) + 4 * (pos / 16) + pos % 4;
+      if (mirror) pixel = 63 - pixel;
+      for (int k = 0; k < 3; ++k) controls.bytes[mirror][k][pos] = static_cast<uint8_t>(3 * pixel + k);
+    }
+  }
+  return controls;
+}
+
+constexpr BlockControls kBlockControls = MakeBlockControls();
+
 }  // namespace
 
 size_t NormalizeBlocksAvx512Vbmi(const uint8_t* src, size_t n, const NormalizeTable& table,
                                  float* r, float* g, float* b, bool mirror) {
-  // 1. Per channel, the vpermb control that takes a block's 64 samples from its 192
-  //    bytes, already in the order LookUp's unpacks undo: position 16l + 4q + m holds
-  //    pixel 16q + 4l + m (63 minus that when mirrored).
-  alignas(64) uint8_t control[3][64];
-  for (int pos = 0; pos < 64; ++pos) {
-    int pixel = 16 * ((pos / 4) % 4) + 4 * (pos / 16) + pos % 4;
-    if (mirror) pixel = 63 - pixel;
-    for (int k = 0; k < 3; ++k) control[k][pos] = static_cast<uint8_t>(3 * pixel + k);
-  }
+  if (n < 64) return 0;
+  // 1. The controls of this direction, and the positions whose byte lies in the block's
+  //    third 64 bytes.
   __m512i c[3];
-  __mmask64 third[3];  // positions whose byte lies in the block's third 64 bytes
+  __mmask64 third[3];
   for (int k = 0; k < 3; ++k) {
-    c[k] = _mm512_load_si512(control[k]);
+    c[k] = _mm512_load_si512(kBlockControls.bytes[mirror ? 1 : 0][k]);
     third[k] = _mm512_movepi8_mask(c[k]);
   }
-  // 2. Blocks of 64 pixels.
+  // 2. Blocks of 64 pixels, the last one ending at n (overlapping the one before: its
+  //    pixels are written twice, with the same values).
   float* out[3] = {r, g, b};
-  const size_t m = n - n % 64;
-  for (size_t i = 0; i < m; i += 64) {
+  const auto block = [&](size_t i) __attribute__((always_inline)) {
     const uint8_t* p = mirror ? src - 3 * (i + 64) : src + 3 * i;
     const __m512i v0 = _mm512_loadu_si512(p);
     const __m512i v1 = _mm512_loadu_si512(p + 64);
@@ -71,9 +86,11 @@ size_t NormalizeBlocksAvx512Vbmi(const uint8_t* src, size_t n, const NormalizeTa
       idx = _mm512_mask_permutexvar_epi8(idx, third[k], c[k], v2);
       LookUp(idx, table.bytes[k], out[k] + i);
     }
-  }
+  };
+  for (size_t i = 0; i + 64 <= n; i += 64) block(i);
+  if (n % 64 != 0) block(n - 64);
   _mm_sfence();  // the streamed stores, ordered before whatever hands the planes on
-  return m;
+  return n;
 }
 
 }  // namespace imgpipe::transforms_internal

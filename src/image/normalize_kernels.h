@@ -17,8 +17,9 @@ struct NormalizeTable {
 };
 
 // Writes table.value of pixels [0, m) of RGB `src` to r[0, m), g[0, m) and b[0, m), where
-// m = n - n % 64, and returns m. `mirror`: reads the pixels backwards, src pointing just
-// past the first one (out[i] is the pixel at src - 3 * (i + 1)). Needs AVX-512 VBMI.
+// m = n if n >= 64, else 0 (blocks of 64 pixels, the last overlapping the one before),
+// and returns m. `mirror`: reads the pixels backwards, src pointing just past the first
+// one (out[i] is the pixel at src - 3 * (i + 1)). Needs AVX-512 VBMI.
 size_t NormalizeBlocksAvx512Vbmi(const uint8_t* src, size_t n, const NormalizeTable& table,
                                  float* r, float* g, float* b, bool mirror);
 

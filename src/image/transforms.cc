@@ -69,7 +69,7 @@ void BuildTableBytes(transforms_internal::NormalizeTable* table) {
 
 // Writes the table's values of `n` RGB pixels to planes[k][at, at + n): the pixels from
 // src on, or (mirror) backwards from just before src. `simd`: the AVX-512 VBMI loop takes
-// whole blocks of 64 pixels, the portable loop the rest.
+// runs of at least 64 pixels, the portable loop shorter ones.
 void NormalizeRun(const transforms_internal::NormalizeTable& table, bool simd,
                   const uint8_t* src, size_t n, float* const planes[3], size_t at,
                   bool mirror) {
@@ -224,13 +224,27 @@ void NormalizeToChwWith(NormalizeKernel kernel, const Image& image,
     throw Error(std::string("NormalizeToChw: this CPU cannot run the ") +
                 NormalizeKernelName(kernel) + " kernel");
   }
-  // 1. The table: (v / 255 - mean) / std for every byte value, and its bytes.
-  transforms_internal::NormalizeTable table;
-  for (int k = 0; k < 3; ++k) {
-    for (int v = 0; v < 256; ++v) table.value[k][v] = (v / 255.0f - mean[k]) / std[k];
+  // 1. The table: (v / 255 - mean) / std for every byte value, and its bytes; kept by
+  //    the thread for the next image with the same mean and deviation.
+  thread_local transforms_internal::NormalizeTable table;
+  thread_local std::array<float, 3> table_mean{}, table_std{};
+  thread_local bool table_built = false, table_has_bytes = false;
+  // (compared bit for bit: a deviation of -0 gives other values than one of +0)
+  if (!table_built || std::memcmp(table_mean.data(), mean.data(), sizeof mean) != 0 ||
+      std::memcmp(table_std.data(), std.data(), sizeof std) != 0) {
+    for (int k = 0; k < 3; ++k) {
+      for (int v = 0; v < 256; ++v) table.value[k][v] = (v / 255.0f - mean[k]) / std[k];
+    }
+    table_mean = mean;
+    table_std = std;
+    table_built = true;
+    table_has_bytes = false;
   }
   const bool simd = kernel != NormalizeKernel::kPortable;
-  if (simd) BuildTableBytes(&table);
+  if (simd && !table_has_bytes) {
+    BuildTableBytes(&table);
+    table_has_bytes = true;
+  }
   // 2. The planes: the whole image as one run of pixels, else (mirrored) row by row.
   const size_t width = static_cast<size_t>(image.width);
   const size_t plane = width * image.height;
