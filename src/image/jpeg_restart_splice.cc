@@ -178,7 +178,7 @@ struct McuBlock {
 // RST0, RST1, ... between them and EOI after.
 void WriteSplice(std::string_view jpeg, const ScanLayout& layout, const McuBlock& block,
                  SplicedJpeg& out) {
-  const auto [c0, c1, r0, r1] = block;
+  const int c0 = block.c0, c1 = block.c1, r0 = block.r0, r1 = block.r1;
   const int per_row = layout.mcus_per_row, interval = layout.interval;
   out.x = c0 * layout.mcu_width;
   out.y = r0 * layout.mcu_height;
