@@ -256,7 +256,8 @@ void BindLoader(py::module_& m) {
       .def("report", &Loader::Report,
            "imgpipe bench's per-stage table and bottleneck line for the latest pass so far.")
       .def("pool_stats", &Loader::PoolStats,
-           "The latest pass's buffer pool: {'allocations': buffers allocated, 'reuses': buffers reused}.")
+           "The loader's buffer pool, shared by its passes (epochs): {'allocations': buffers allocated, "
+           "'reuses': buffers reused}, as of the latest pass.")
       .def("close", &Loader::Close);
 
   m.def("close_all_loaders", &CloseAllLoaders, "Stops every live pass's threads (registered with atexit).");

@@ -49,8 +49,9 @@ class Loader {
   py::list Stats();
   // `imgpipe bench`'s table and bottleneck line for the latest pass ("" before one).
   std::string Report();
-  // Buffers of the latest pass's pool: {"allocations": allocated from the system,
-  // "reuses": handed out again} ({} before the first pass).
+  // Buffers of the loader's pool, which its passes share, as of the latest pass:
+  // {"allocations": allocated from the system, "reuses": handed out again} ({} before
+  // the first pass).
   py::dict PoolStats();
   // Stops the latest pass's threads and the one started ahead; Iterate then throws.
   void Close();

@@ -10,10 +10,12 @@ using pipeline::Batch;
 using pipeline::PipelineIterator;
 
 LoaderPass::LoaderPass(const pipeline::Pipeline<Batch>& batches, const pipeline::PipelineOptions& options,
-                       int64_t epoch, const RankPlan& plan, const LoaderOptions& o)
+                       int64_t epoch, const RankPlan& plan, const LoaderOptions& o,
+                       std::shared_ptr<pipeline::BufferPool> pool)
     : epoch_(epoch), limit_(plan.batches), plan_(plan), batch_size_(static_cast<int64_t>(o.batch_size)),
       layout_(ParseOutputLayout(o.layout)), image_size_(o.image_size), start_(std::chrono::steady_clock::now()) {
-  it_ = std::make_unique<PipelineIterator<Batch>>(batches.MakeIterator(options, static_cast<uint64_t>(epoch)));
+  it_ = std::make_unique<PipelineIterator<Batch>>(
+      batches.MakeIterator(options, static_cast<uint64_t>(epoch), std::move(pool)));
   pool_ = &it_->pool();
 }
 
@@ -197,7 +199,7 @@ std::shared_ptr<LoaderPass> PassAhead::Begin(int64_t epoch, bool fresh, std::opt
   }
   if (dropped) dropped->Stop();
   if (!pass) {
-    pass = std::make_shared<LoaderPass>(batches_, options_, epoch, plan_, loader_options_);
+    pass = std::make_shared<LoaderPass>(batches_, options_, epoch, plan_, loader_options_, pool_);
     RegisterPass(pass);
   }
   // 2. Its last batch starts the next pass.
@@ -218,7 +220,8 @@ void PassAhead::LastBatch(const LoaderPass* pass) {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_ || pass != latest_ || !next_epoch_ || ahead_) return;
     latest_ = nullptr;
-    started = std::make_shared<LoaderPass>(batches_, options_, *next_epoch_, plan_, loader_options_);
+    started = std::make_shared<LoaderPass>(batches_, options_, *next_epoch_, plan_, loader_options_,
+                                           pool_);
     ahead_ = started;
   }
   RegisterPass(started);

@@ -33,12 +33,14 @@ struct LoaderBatch {
 };
 
 // One pass over an epoch: the pipeline's iterator, stopped after `plan.batches`
-// batches. Next runs without the GIL; Close may come from another thread (or atexit).
-// The pipeline's threads start at the first Next, or at StartAhead.
+// batches, drawing its buffers from `pool` (the loader's, shared by its passes). Next
+// runs without the GIL; Close may come from another thread (or atexit). The pipeline's
+// threads start at the first Next, or at StartAhead.
 class LoaderPass {
  public:
   LoaderPass(const pipeline::Pipeline<pipeline::Batch>& batches, const pipeline::PipelineOptions& options,
-             int64_t epoch, const RankPlan& plan, const LoaderOptions& o);
+             int64_t epoch, const RankPlan& plan, const LoaderOptions& o,
+             std::shared_ptr<pipeline::BufferPool> pool);
   // Joins the thread StartAhead started (the pipeline's own threads stop with it).
   ~LoaderPass();
 
@@ -59,7 +61,8 @@ class LoaderPass {
   LoaderBatch Next();
 
   int64_t epoch() const { return epoch_; }
-  // The pool's counters (as it ended, once the pass is over).
+  // The pool's counters (as the pass ended, once it is over); the pool is the loader's,
+  // so they count its earlier passes too.
   std::pair<size_t, size_t> PoolCounters();
   // The pipeline's state and the batches yielded so far; no state once the pass is over
   // or before its first batch is yielded (the epoch's start needs none).
@@ -150,6 +153,9 @@ class PassAhead : public std::enable_shared_from_this<PassAhead> {
   const pipeline::PipelineOptions options_;
   const RankPlan plan_;
   const LoaderOptions loader_options_;
+  // The buffers of every pass: an epoch's batches reuse the last epoch's memory instead
+  // of allocating (and page-faulting) theirs again.
+  const std::shared_ptr<pipeline::BufferPool> pool_ = pipeline::BufferPool::Create();
   std::mutex mu_;
   const LoaderPass* latest_ = nullptr;     // guarded by mu_; the pass whose end starts the next one
   std::optional<int64_t> next_epoch_;      // guarded by mu_; the epoch to start then

@@ -45,12 +45,16 @@ struct DatasetElementType {
 template <typename T>
 class PipelineIterator {
  public:
-  PipelineIterator(const DatasetPtr<T>& dataset, const PipelineOptions& options, uint64_t epoch) {
+  // `pool`: where the pass's pixel and batch buffers come from; null for a pool of its
+  // own. Passes that share one (a loader's epochs) reuse each other's buffers instead of
+  // allocating (and page-faulting) them again each pass.
+  PipelineIterator(const DatasetPtr<T>& dataset, const PipelineOptions& options, uint64_t epoch,
+                   std::shared_ptr<BufferPool> pool = nullptr) {
     options_ = std::make_shared<const PipelineOptions>(options);
     IteratorContext ctx;
     ctx.options = options_;
     ctx.stats = std::make_shared<StatsRegistry>();
-    ctx.pool = BufferPool::Create();
+    ctx.pool = pool ? std::move(pool) : BufferPool::Create();
     int cpus = options.cpu_budget > 0 ? options.cpu_budget : AvailableCpus();
     uint64_t ram = options.ram_budget_bytes > 0 ? options.ram_budget_bytes : PhysicalMemoryBytes() / 2;
     ctx.autotuner = std::make_shared<Autotuner>(cpus, ram);
@@ -91,7 +95,7 @@ class PipelineIterator {
 
   std::vector<StageSnapshot> Stats() const { return stats_->Snapshot(); }
   const PipelineOptions& options() const { return *options_; }
-  // The pool of this pass's pixel and batch buffers.
+  // The pool of this pass's pixel and batch buffers (maybe shared with other passes).
   const BufferPool& pool() const { return *pool_; }
 
  private:
@@ -173,8 +177,9 @@ class Pipeline {
   }
 
   // Starts a pass (epoch `epoch`: random stages reshuffle per epoch).
-  PipelineIterator<T> MakeIterator(const PipelineOptions& options = {}, uint64_t epoch = 0) const {
-    return PipelineIterator<T>(dataset_, options, epoch);
+  PipelineIterator<T> MakeIterator(const PipelineOptions& options = {}, uint64_t epoch = 0,
+                                   std::shared_ptr<BufferPool> pool = nullptr) const {
+    return PipelineIterator<T>(dataset_, options, epoch, std::move(pool));
   }
 
  private:
