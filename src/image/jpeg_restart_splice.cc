@@ -121,6 +121,9 @@ bool ReadSegments(std::string_view jpeg, ScanLayout& layout) {
   const size_t size = jpeg.size();
   const int64_t mcus = int64_t{layout.mcus_per_row} * layout.mcu_rows;
   const auto expected = static_cast<size_t>((mcus + layout.interval - 1) / layout.interval);
+  // Each segment ends at a 2-byte marker (RSTn, or EOI): a file too short for them all
+  // is damaged, and is not given a list as long as its header claims.
+  if (expected > (size - layout.scan) / 2) return false;
   auto& segments = layout.segments;
   segments.resize(expected);
   size_t k = 0;  // the segment being read: segments[k] is rewritten until its marker
