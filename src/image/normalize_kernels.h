@@ -19,7 +19,9 @@ struct NormalizeTable {
 // Writes table.value of pixels [0, m) of RGB `src` to r[0, m), g[0, m) and b[0, m), where
 // m = n if n >= 64, else 0 (blocks of 64 pixels, the last overlapping the one before),
 // and returns m. `mirror`: reads the pixels backwards, src pointing just past the first
-// one (out[i] is the pixel at src - 3 * (i + 1)). Needs AVX-512 VBMI.
+// one (out[i] is the pixel at src - 3 * (i + 1)). Needs AVX-512 VBMI. Its stores may
+// be streamed (non-temporal): the caller fences them (_mm_sfence) once, after its last
+// run, before the planes are handed on (a fence per run would wait for each run's).
 size_t NormalizeBlocksAvx512Vbmi(const uint8_t* src, size_t n, const NormalizeTable& table,
                                  float* r, float* g, float* b, bool mirror);
 

@@ -7,6 +7,10 @@
 #include <string>
 #include <utility>
 
+#ifdef IMGPIPE_NORMALIZE_SIMD
+#include <xmmintrin.h>  // _mm_sfence
+#endif
+
 #include "image/normalize_kernels.h"
 #include "util/error.h"
 
@@ -249,11 +253,18 @@ void NormalizeToChwWith(NormalizeKernel kernel, const Image& image,
   const size_t width = static_cast<size_t>(image.width);
   const size_t plane = width * image.height;
   float* planes[3] = {out, out + plane, out + 2 * plane};
-  if (!mirror) return NormalizeRun(table, simd, image.pixels.data(), plane, planes, 0, false);
-  for (int y = 0; y < image.height; ++y) {
-    const uint8_t* end = image.row(y) + width * 3;  // just past the row's last pixel
-    NormalizeRun(table, simd, end, width, planes, static_cast<size_t>(y) * width, true);
+  if (!mirror) {
+    NormalizeRun(table, simd, image.pixels.data(), plane, planes, 0, false);
+  } else {
+    for (int y = 0; y < image.height; ++y) {
+      const uint8_t* end = image.row(y) + width * 3;  // just past the row's last pixel
+      NormalizeRun(table, simd, end, width, planes, static_cast<size_t>(y) * width, true);
+    }
   }
+#ifdef IMGPIPE_NORMALIZE_SIMD
+  // 3. The SIMD loop's streamed stores, ordered before whatever hands the planes on.
+  if (simd) _mm_sfence();
+#endif
 }
 
 void NormalizeToChw(const Image& image, const std::array<float, 3>& mean,
