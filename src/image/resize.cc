@@ -267,8 +267,7 @@ void ResizeInto(const uint8_t* src, int src_width, int src_height, size_t src_st
     if (vertical) {
       const auto kv = resize_internal::CoefficientsFor(src_height, box.y0, box.y1, height);
       RunColumns(loops, ColumnPass{src_x0, src_stride, 0, kv->View(loops.column_layouts), dst,
-                                   dst_stride, height,
-                                   out_row_bytes});
+                                   dst_stride, height, out_row_bytes});
     } else {
       for (int y = 0; y < height; ++y) {
         std::copy_n(src_x0 + (static_cast<size_t>(box.y0) + y) * src_stride, out_row_bytes,
@@ -367,7 +366,8 @@ void ResizeCropInto(const uint8_t* src, const ResizeCropSpan& held, size_t src_s
   }
   // 3. The vertical pass, or the rows as they are.
   if (vertical) {
-    RunColumns(loops, ColumnPass{rows, rows_stride, need.y0, Outputs(kv->View(loops.column_layouts), rc.crop_y), dst,
+    RunColumns(loops, ColumnPass{rows, rows_stride, need.y0,
+                                 Outputs(kv->View(loops.column_layouts), rc.crop_y), dst,
                                  dst_stride, rc.crop_height, out_row_bytes});
   } else if (!horizontal) {
     for (int y = 0; y < rc.crop_height; ++y) {

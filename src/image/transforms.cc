@@ -71,6 +71,30 @@ void BuildTableBytes(transforms_internal::NormalizeTable* table) {
   }
 }
 
+// The table of (v / 255 - mean) / std for every byte value, with its bytes, kept by the
+// thread for its next image with the same mean and deviation (compared bit for bit: a
+// deviation of -0 gives other values than one of +0).
+const transforms_internal::NormalizeTable& ThreadNormalizeTable(const std::array<float, 3>& mean,
+                                                                const std::array<float, 3>& std) {
+  struct Cached {
+    bool built = false;
+    std::array<float, 3> mean{}, std{};
+    transforms_internal::NormalizeTable table;
+  };
+  thread_local Cached cached;
+  if (!cached.built || std::memcmp(cached.mean.data(), mean.data(), sizeof mean) != 0 ||
+      std::memcmp(cached.std.data(), std.data(), sizeof std) != 0) {
+    for (int k = 0; k < 3; ++k) {
+      for (int v = 0; v < 256; ++v) cached.table.value[k][v] = (v / 255.0f - mean[k]) / std[k];
+    }
+    BuildTableBytes(&cached.table);
+    cached.mean = mean;
+    cached.std = std;
+    cached.built = true;
+  }
+  return cached.table;
+}
+
 // Writes the table's values of `n` RGB pixels to planes[k][at, at + n): the pixels from
 // src on, or (mirror) backwards from just before src. `simd`: the AVX-512 VBMI loop takes
 // runs of at least 64 pixels, the portable loop shorter ones.
@@ -228,27 +252,9 @@ void NormalizeToChwWith(NormalizeKernel kernel, const Image& image,
     throw Error(std::string("NormalizeToChw: this CPU cannot run the ") +
                 NormalizeKernelName(kernel) + " kernel");
   }
-  // 1. The table: (v / 255 - mean) / std for every byte value, and its bytes; kept by
-  //    the thread for the next image with the same mean and deviation.
-  thread_local transforms_internal::NormalizeTable table;
-  thread_local std::array<float, 3> table_mean{}, table_std{};
-  thread_local bool table_built = false, table_has_bytes = false;
-  // (compared bit for bit: a deviation of -0 gives other values than one of +0)
-  if (!table_built || std::memcmp(table_mean.data(), mean.data(), sizeof mean) != 0 ||
-      std::memcmp(table_std.data(), std.data(), sizeof std) != 0) {
-    for (int k = 0; k < 3; ++k) {
-      for (int v = 0; v < 256; ++v) table.value[k][v] = (v / 255.0f - mean[k]) / std[k];
-    }
-    table_mean = mean;
-    table_std = std;
-    table_built = true;
-    table_has_bytes = false;
-  }
+  // 1. The table, and which loop reads it.
+  const transforms_internal::NormalizeTable& table = ThreadNormalizeTable(mean, std);
   const bool simd = kernel != NormalizeKernel::kPortable;
-  if (simd && !table_has_bytes) {
-    BuildTableBytes(&table);
-    table_has_bytes = true;
-  }
   // 2. The planes: the whole image as one run of pixels, else (mirrored) row by row.
   const size_t width = static_cast<size_t>(image.width);
   const size_t plane = width * image.height;
