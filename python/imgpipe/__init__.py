@@ -9,12 +9,12 @@ import json
 import os
 
 from imgpipe import _imgpipe
-from imgpipe._imgpipe import (Batch, HostArray, TFRecordReader, TFRecordWriter, parse_example,
-                               serialize_example, tune_malloc_for_large_buffers)
+from imgpipe._imgpipe import (Batch, HostArray, TFRecordReader, TFRecordWriter, decode_image,
+                               parse_example, serialize_example, tune_malloc_for_large_buffers)
 from imgpipe.errors import DataError, Error, IoError
 
 __all__ = ["Batch", "DataError", "Error", "HostArray", "IoError", "Loader", "TFRecordReader",
-           "TFRecordWriter", "convert", "inspect", "parse_example", "serialize_example",
+           "TFRecordWriter", "convert", "decode_image", "inspect", "parse_example", "serialize_example",
            "tune_malloc_for_large_buffers"]
 
 # Live loaders' threads stop before the interpreter shuts down (an iterator abandoned
@@ -49,6 +49,11 @@ class Loader(_imgpipe.Loader):
     rank yields per epoch. last_batch: "drop" (whole batches of the smallest shard),
     "partial" (every sample once; a rank may split its last full batch in two) or "pad"
     (full batches; batch.padded marks the repeats of the rank's own samples).
+    error_policy="skip" (the default): a record that fails to decode keeps its place,
+    filled with a copy of the last good sample before it, marked in batch.padded and
+    counted in stats() (the batch stage's "stand_ins"), so len(loader) holds and every
+    rank still yields the same number of batches; "fail": the DataError (file and
+    offset) is raised at once.
     start_ahead: when an epoch comes to its last batch, start the pass the next
     iteration is expected to ask for (the batches are the same either way; off by
     default: slower than off on a quiet 2-core machine; README)."""

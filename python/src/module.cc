@@ -5,6 +5,7 @@
 #include "convert.h"
 #include "errors.h"
 #include "host_array.h"
+#include "image.h"
 #include "loader.h"
 #include "records.h"
 #include "util/malloc_tuning.h"
@@ -13,6 +14,7 @@ PYBIND11_MODULE(_imgpipe, m) {
   m.doc() = "imgpipe's C++ pipeline and record layer (import imgpipe instead)";
   imgpipe::python::RegisterErrorTranslator();
   imgpipe::python::BindHostArray(m);
+  imgpipe::python::BindImage(m);
   imgpipe::python::BindRecords(m);
   imgpipe::python::BindLoader(m);
   imgpipe::python::BindConvert(m);
