@@ -47,6 +47,7 @@ nlohmann::json StagesJson(const BenchResult& r) {
                       {"input_wait_s", (a.input_wait_ns - b.input_wait_ns) / 1e9},
                       {"output_wait_s", (a.output_wait_ns - b.output_wait_ns) / 1e9},
                       {"errors", a.errors - b.errors},
+                      {"stand_ins", a.stand_ins - b.stand_ins},
                       {"parallelism", a.parallelism},
                       {"buffer_fill", a.buffer_fill},
                       {"buffer_capacity", a.buffer_capacity}});

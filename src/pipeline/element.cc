@@ -23,6 +23,9 @@ uint32_t DataCrc(const std::string& data) { return crc32c::Value(data.data(), da
 uint32_t RecordCrc(const Record& r) { return r.data_crc ? *r.data_crc : DataCrc(r.data); }
 
 // A count or size read from state: non-negative and at most `limit`.
+// Bit 62 of a batch's label count: its stand-in marks follow the labels.
+constexpr int64_t kStandInsFlag = int64_t{1} << 62;
+
 uint64_t GetCount(StateDecoder& d, uint64_t limit, const char* what) {
   int64_t v = d.GetInt();
   if (v < 0 || static_cast<uint64_t>(v) > limit) {
@@ -153,8 +156,12 @@ Sample ElementCodec<Sample>::Decode(StateDecoder& d) {
 void ElementCodec<Batch>::Encode(const Batch& b, StateEncoder& e) {
   e.PutInt(static_cast<int64_t>(b.size));
   e.PutInt(static_cast<int64_t>(b.sample_bytes));
-  e.PutInt(static_cast<int64_t>(b.labels.size()));
+  // A batch with stand-ins sets bit 62 of its label count, then writes its marks after
+  // the labels: states saved before stand-ins existed still decode.
+  const int64_t marks = b.stand_ins.empty() ? 0 : kStandInsFlag;
+  e.PutInt(static_cast<int64_t>(b.labels.size()) | marks);
   for (int64_t label : b.labels) e.PutInt(label);
+  if (marks) e.PutBytes(std::string(b.stand_ins.begin(), b.stand_ins.end()));
   e.PutBytes(BufferBytes(b.data));
 }
 
@@ -163,10 +170,21 @@ Batch ElementCodec<Batch>::Decode(StateDecoder& d) {
   b.size = GetCount(d, uint64_t{1} << 40, "batch size");
   b.sample_bytes = GetCount(d, uint64_t{1} << 40, "batch sample_bytes");
   // Each label takes at least one byte, so a count beyond 2^32 cannot be genuine.
-  uint64_t labels = GetCount(d, uint64_t{1} << 32, "batch label count");
+  int64_t count = d.GetInt();
+  const bool marks = count >= 0 && (count & kStandInsFlag) != 0;
+  if (marks) count &= ~kStandInsFlag;
+  if (count < 0 || count > (int64_t{1} << 32)) {
+    throw Error("iterator state: bad batch label count " + std::to_string(count));
+  }
+  const auto labels = static_cast<uint64_t>(count);
   for (uint64_t i = 0; i < labels; ++i) {
     if (d.done()) throw Error("iterator state: truncated batch labels");
     b.labels.push_back(d.GetInt());
+  }
+  if (marks) {
+    const std::string bytes = d.GetBytes();
+    if (bytes.size() != labels) throw Error("iterator state: batch stand-in marks do not match its labels");
+    b.stand_ins.assign(bytes.begin(), bytes.end());
   }
   b.data = BytesToBuffer(d.GetBytes());
   return b;

@@ -47,6 +47,10 @@ struct Batch {
   size_t size = 0;          // samples in this batch
   size_t sample_bytes = 0;  // bytes per sample
   std::vector<int64_t> labels;
+  // Empty, or `size` marks: 1 for a stand-in, a copy (pixels and label) of another
+  // sample put in the place of an element that failed under the skip policy
+  // (map_and_batch_dataset.h), so that batch counts do not change.
+  std::vector<uint8_t> stand_ins;
 };
 
 // ElementCodec<T>: how a stage that buffers elements (shuffle, prefetch, cache, map)

@@ -105,7 +105,8 @@ Pipeline<Batch> Batches(const ImagePipelineConfig& config, Pipeline<Record> reco
                         std::string map_name, bool drop_remainder) {
   if (config.pad_to > 0) records = records.Pad(config.pad_to, config.batch_size);
   Pipeline<Batch> batches = records.MapAndBatch(std::move(samples), config.map_parallelism,
-                                                std::move(map_name), config.batch_size, drop_remainder);
+                                                std::move(map_name), config.batch_size, drop_remainder,
+                                                config.stand_ins);
   if (config.split_batch >= 0) batches = batches.SplitBatch(config.split_batch);
   return batches.Prefetch(config.prefetch);
 }

@@ -52,6 +52,10 @@ struct ImagePipelineConfig {
   // (0: no padding), and batch `split_batch` comes out as two (-1: none).
   int64_t pad_to = 0;
   int64_t split_batch = -1;
+  // Under the skip policy, a record that fails to decode keeps its place in its batch,
+  // filled with a copy of the last good sample and marked in Batch::stand_ins
+  // (map_and_batch_dataset.h), so an epoch keeps its batch count. Off: it is dropped.
+  bool stand_ins = true;
 };
 
 // list_files -> (shard) -> interleave(tfrecord) -> shuffle -> (pad) -> map(train preset)

@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
+#include <set>
 #include <cstring>
 #include <thread>
 
 #include "pipeline/batch_dataset.h"
+#include "pipeline/pipeline.h"
 #include "pipeline/pipeline_test_util.h"
 #include "util/error.h"
 
@@ -121,6 +125,106 @@ TEST(MapAndBatchDataset, WriterErrorsReachTheCaller) {
   EXPECT_THROW(MapAndBatch(Records(5), TestWriter(), 2, "map", 0, false), Error);
   EXPECT_THROW(MapAndBatch(Records(5), TestWriter(), 0, "map", 2, false), Error);
   EXPECT_THROW(MapAndBatch(Records(5), SampleWriter{}, 2, "map", 2, false), Error);
+}
+
+// The batches stand-ins give: record i's sample (as the writer writes it with no bad
+// record) for a good i; for a bad one, the last good sample before it, or the first
+// good one when none came before; batched in order, each bad place marked 1.
+std::vector<std::string> StandInViews(size_t records, const std::set<int>& bad, size_t batch, bool drop) {
+  const std::vector<Batch> singles = Collect(MapAndBatch(Records(records), TestWriter(), 1, "map", 1, false));
+  std::optional<size_t> first_good;
+  for (size_t i = 0; i < records && !first_good; ++i) {
+    if (!bad.count(static_cast<int>(i))) first_good = i;
+  }
+  std::vector<std::string> out;
+  Batch current;
+  std::string pixels;
+  size_t last_good = first_good.value_or(0);
+  for (size_t i = 0; i < records; ++i) {
+    const bool is_bad = bad.count(static_cast<int>(i)) > 0;
+    if (!is_bad) last_good = i;
+    const Batch& from = singles[is_bad ? last_good : i];
+    pixels.append(reinterpret_cast<const char*>(from.data.data()), kSampleBytes);
+    current.labels.push_back(from.labels[0]);
+    current.stand_ins.push_back(is_bad ? 1 : 0);
+    if (current.labels.size() == batch || (i + 1 == records && !drop)) {
+      current.size = current.labels.size();
+      current.sample_bytes = kSampleBytes;
+      current.data = BufferPool::Default()->Get(pixels.size());
+      std::memcpy(current.data.data(), pixels.data(), pixels.size());
+      if (std::all_of(current.stand_ins.begin(), current.stand_ins.end(), [](uint8_t m) { return m == 0; })) {
+        current.stand_ins.clear();
+      }
+      out.push_back(ElementView(current));
+      current = Batch();
+      pixels.clear();
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> StandInFusedViews(size_t records, const std::set<int>& bad, int threads, size_t batch,
+                                           bool drop, const PipelineOptions& options = {}) {
+  return ElementViews(Collect(MapAndBatch(Records(records), TestWriter(bad), threads, "map", batch, drop,
+                                          /*stand_ins=*/true),
+                              SIZE_MAX, options));
+}
+
+// With stand-ins a bad element keeps its place: the batch count and sizes are those of
+// a data set without bad elements, each bad place holds a copy of the last good sample
+// (the first good one at the start) and is marked. Bad elements at the start, in the
+// middle, at batch edges, whole batches of them and at the end.
+TEST(MapAndBatchDataset, StandInsKeepEveryPlace) {
+  const std::set<int> bad = {0, 1, 3, 4, 11, 12, 13, 14, 15, 16, 23, 38, 39};
+  for (size_t batch : {1, 3, 8}) {
+    for (bool drop : {false, true}) {
+      const std::vector<std::string> want = StandInViews(40, bad, batch, drop);
+      ASSERT_EQ(want.size(), drop ? 40 / batch : (40 + batch - 1) / batch);
+      for (int threads : {1, 2, 4}) {
+        SCOPED_TRACE("batch " + std::to_string(batch) + (drop ? " drop" : "") + ", " +
+                     std::to_string(threads) + " threads");
+        EXPECT_EQ(StandInFusedViews(40, bad, threads, batch, drop), want);
+      }
+    }
+  }
+  PipelineOptions fast;
+  fast.deterministic = false;
+  EXPECT_EQ(StandInFusedViews(40, bad, 4, 6, false, fast), StandInViews(40, bad, 6, false));
+}
+
+// The stand-ins are counted in the batch stage; the bad elements in the map's errors.
+TEST(MapAndBatchDataset, StandInsAreCounted) {
+  PipelineIterator<Batch> it(MapAndBatch(Records(20), TestWriter({2, 7, 19}), 2, "map", 4, false, true), PipelineOptions(), 0);
+  size_t samples = 0;
+  while (auto b = it.Next()) samples += b->size;
+  EXPECT_EQ(samples, 20u);
+  uint64_t stand_ins = 0, errors = 0;
+  for (const StageSnapshot& s : it.Stats()) {
+    stand_ins += s.stand_ins;
+    errors += s.errors;
+  }
+  EXPECT_EQ(stand_ins, 3u);
+  EXPECT_EQ(errors, 3u);
+}
+
+// A state saved anywhere, also while the first batches wait for a good sample (every
+// element of the first two batches bad), resumes to the same batches.
+TEST(MapAndBatchDataset, StandInsSaveRestoreAtEveryCut) {
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    const std::set<int> bad = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 17, 29};
+    std::vector<std::string> reference = CheckSaveRestoreAtEveryCut(
+        [&] { return MapAndBatch(Records(30), TestWriter(bad), threads, "map", 4, false, true); }, 100);
+    EXPECT_EQ(reference, StandInViews(30, bad, 4, false));
+  }
+}
+
+// With nothing good to copy, the pass ends as with skips: the only-bad rule throws.
+TEST(MapAndBatchDataset, StandInsNeedOneGoodElement) {
+  std::set<int> all;
+  for (int i = 0; i < 6; ++i) all.insert(i);
+  PipelineIterator<Batch> it(MapAndBatch(Records(6), TestWriter(all), 2, "map", 4, false, true), PipelineOptions(), 0);
+  EXPECT_THROW(it.Next(), Error);
 }
 
 // In steady state the batch buffers are recycled: a long run allocates a handful.

@@ -168,12 +168,14 @@ class Pipeline {
   // Records into batches of the samples `writer` makes, map and batch fused (each
   // sample written in place in its batch): Map(SampleFunctionOf(writer), parallelism,
   // name).Batch(size, drop_remainder) without the copy, in input order.
+  // With `stand_ins`, skipped elements are replaced (map_and_batch_dataset.h).
   Pipeline<pipeline::Batch> MapAndBatch(SampleWriter writer, int parallelism, std::string name,
-                                        size_t size, bool drop_remainder = false) const
+                                        size_t size, bool drop_remainder = false,
+                                        bool stand_ins = false) const
     requires std::same_as<T, Record>
   {
     return Pipeline<pipeline::Batch>(pipeline::MapAndBatch(
-        dataset_, std::move(writer), parallelism, std::move(name), size, drop_remainder));
+        dataset_, std::move(writer), parallelism, std::move(name), size, drop_remainder, stand_ins));
   }
 
   // Starts a pass (epoch `epoch`: random stages reshuffle per epoch).

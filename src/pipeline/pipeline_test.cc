@@ -4,6 +4,8 @@
 #include "pipeline/pipeline.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <map>
@@ -82,7 +84,9 @@ Pipeline<Batch> SmallTrainPipeline(const std::vector<std::string>& files, int ma
 // SmallTrainPipeline over `files` run to the end under kSkip (the images delivered, the
 // errors every stage counted), then under kFail up to its DataError.
 struct PolicyRuns {
-  size_t images = 0;
+  size_t images = 0;     // samples that are not stand-ins
+  size_t stand_ins = 0;  // samples marked as stand-ins
+  size_t batches = 0;
   uint64_t errors = 0;
   std::optional<DataError> fail_error;  // none when the kFail run ended without one
 };
@@ -90,8 +94,18 @@ struct PolicyRuns {
 PolicyRuns RunSkipThenFail(const std::vector<std::string>& files) {
   PolicyRuns runs;
   auto it = SmallTrainPipeline(files, 2).MakeIterator();
-  while (auto b = it.Next()) runs.images += b->size;
-  for (const StageSnapshot& s : it.Stats()) runs.errors += s.errors;
+  while (auto b = it.Next()) {
+    const size_t marked = static_cast<size_t>(std::count(b->stand_ins.begin(), b->stand_ins.end(), 1));
+    runs.images += b->size - marked;
+    runs.stand_ins += marked;
+    runs.batches++;
+  }
+  uint64_t counted_stand_ins = 0;
+  for (const StageSnapshot& s : it.Stats()) {
+    runs.errors += s.errors;
+    counted_stand_ins += s.stand_ins;
+  }
+  EXPECT_EQ(counted_stand_ins, runs.stand_ins);
   PipelineOptions fail;
   fail.error_policy = ErrorPolicy::kFail;
   auto failing = SmallTrainPipeline(files, 2).MakeIterator(fail);
@@ -161,7 +175,9 @@ TEST(Pipeline, PaddedAndSplitTrainPipelineResumesAtEveryBatch) {
   CheckSaveRestoreAtEveryCut([&] { return SmallTrainPipeline(files, 2, 56, 2).dataset(); }, 10, options);
 }
 
-TEST(Pipeline, BadImagesAreSkippedAndCounted) {
+// Undecodable images (and an Example without an image) get stand-ins: 51 records make
+// 7 batches of 8 (the last of 3), as 51 good ones would.
+TEST(Pipeline, BadImagesGetStandInsAndAreCounted) {
   std::vector<std::string> bad;
   for (const char* name : {"monkey12.jpg", "jpeg-lossless/0/cat-3449999_640_grayscale_8bit.jpg"}) {
     bad.push_back(ImageExample(ReadFile(kTestData + "/bad-images/" + name), 0));
@@ -171,6 +187,8 @@ TEST(Pipeline, BadImagesAreSkippedAndCounted) {
   std::vector<std::string> files = WritePhotoShards(bad);
   PolicyRuns runs = RunSkipThenFail(files);
   EXPECT_EQ(runs.images, 47u);
+  EXPECT_EQ(runs.stand_ins, 4u);
+  EXPECT_EQ(runs.batches, 7u);
   EXPECT_EQ(runs.errors, 4u);
   ASSERT_TRUE(runs.fail_error.has_value()) << "no error under the fail policy";
   EXPECT_EQ(runs.fail_error->path(), files[2]);
@@ -198,6 +216,7 @@ TEST(Pipeline, FlippedByteAndTruncatedShardAreSkippedAndCountedOrFail) {
   }
   PolicyRuns runs = RunSkipThenFail(files);
   EXPECT_EQ(runs.images, 45u);
+  EXPECT_EQ(runs.stand_ins, 0u);  // records the reader cannot frame are left out
   EXPECT_EQ(runs.errors, 2u);
   ASSERT_TRUE(runs.fail_error.has_value()) << "no error under the fail policy";
   const DataError& e = *runs.fail_error;

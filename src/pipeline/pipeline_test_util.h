@@ -170,6 +170,9 @@ inline std::string ElementView(const Sample& s) {
 inline std::string ElementView(const Batch& b) {
   std::string labels;
   for (int64_t l : b.labels) labels += std::to_string(l) + ",";
+  std::string stand_ins;
+  for (uint8_t m : b.stand_ins) stand_ins += std::to_string(m);
+  if (!stand_ins.empty()) labels += " stand_ins=" + stand_ins;
   return "batch{size=" + std::to_string(b.size) + " sample_bytes=" +
          std::to_string(b.sample_bytes) + " labels=" + labels + " data=" +
          std::string(reinterpret_cast<const char*>(b.data.data()), b.data.size()) + "}";

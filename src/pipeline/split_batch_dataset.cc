@@ -77,6 +77,10 @@ class SplitBatchDataset::SplitIterator : public Iterator<Batch> {
     std::memcpy(tail.data.data(), batch.data.data() + head * batch.sample_bytes, tail.data.size());
     tail.labels.assign(batch.labels.begin() + static_cast<ptrdiff_t>(head), batch.labels.end());
     batch.labels.resize(head);
+    if (!batch.stand_ins.empty()) {
+      tail.stand_ins.assign(batch.stand_ins.begin() + static_cast<ptrdiff_t>(head), batch.stand_ins.end());
+      batch.stand_ins.resize(head);
+    }
     batch.size = head;
     return tail;
   }

@@ -455,6 +455,7 @@ json Trainer::Evaluate() {
   config.num_shards = env_.world_size;
   config.shard_index = env_.rank;
   config.shard_policy = pipeline::ShardPolicy::kData;  // every record exactly once
+  config.stand_ins = false;  // a bad record is left out of the figures, not counted twice
   config.map_parallelism = o_.decode_threads > 0 ? o_.decode_threads : pipeline::kAutotune;
   pipeline::PipelineOptions options;
   options.seed = o_.seed;
