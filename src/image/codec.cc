@@ -10,6 +10,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "image/codec_internal.h"
+#include "image/format_decoders.h"
 #include "image/gif_decoder.h"
 #include "image/image_header.h"
 #include "image/jpeg_markers.h"
@@ -263,6 +264,9 @@ ImageInfo ReadImageInfo(std::string_view bytes, const std::string& path, uint64_
   if (bytes.empty()) throw DataError(path, std::nullopt, "empty file");
   ImageFormat format = DetectImageFormat(bytes);
   if (format == ImageFormat::kUnknown) {
+    if (const char* named = UnsupportedImageFormatName(bytes)) {
+      throw DataError(path, std::nullopt, std::string("not an image: ") + named + " (unsupported)");
+    }
     throw DataError(path, std::nullopt,
                     "not an image (unknown signature " + HexSignature(bytes) + ")");
   }
@@ -298,6 +302,9 @@ Image DecodeImage(std::string_view bytes, const std::string& path, const DecodeO
   try {
     if (info.format == ImageFormat::kJpeg) return DecodeJpeg(bytes, path, info, options.channels);
     if (info.format == ImageFormat::kGif) return DecodeGif(bytes, path, info, options.channels, options.max_pixels);
+    if (HasFormatDecoder(info.format)) {
+      return DecodeWithFormatDecoder(info.format, bytes, path, options.channels, options.max_pixels);
+    }
     return DecodeWithOpenCv(bytes, path, info, options.channels);
   } catch (const Error&) {
     throw;

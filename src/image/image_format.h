@@ -5,12 +5,21 @@
 
 namespace imgpipe {
 
-enum class ImageFormat { kUnknown, kJpeg, kPng, kBmp, kTiff, kPnm, kGif, kWebp, kJpeg2000 };
+enum class ImageFormat {
+  kUnknown, kJpeg, kPng, kBmp, kTiff, kPnm, kGif, kWebp, kJpeg2000,
+  kTga, kIco, kPsd, kPcx, kSgi, kSunRaster, kXbm, kHeif, kAvif
+};
 
-// The format whose signature `bytes` starts with, or kUnknown.
+// The format whose signature `bytes` starts with, or kUnknown. TGA has no signature:
+// it is the last guess, for a header whose fields all hold values the format allows.
 ImageFormat DetectImageFormat(std::string_view bytes);
 
-// Lower-case name: "jpeg", "png", "bmp", "tiff", "pnm", "gif", "webp", "jpeg2000", "unknown".
+// Lower-case name: "jpeg", "png", "bmp", "tiff", "pnm", "gif", "webp", "jpeg2000", "tga",
+// "ico", "psd", "pcx", "sgi", "sun-raster", "xbm", "heif", "avif", "unknown".
 const char* ImageFormatName(ImageFormat format);
+
+// For bytes of kUnknown format: the name of an image format imgpipe recognises by its
+// signature but does not decode ("DDS texture", "Apple icon (ICNS)", ...), or nullptr.
+const char* UnsupportedImageFormatName(std::string_view bytes);
 
 }  // namespace imgpipe

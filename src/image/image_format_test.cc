@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "image/codec.h"
 #include "image/image_test_util.h"
+#include "util/error.h"
 #include "util/file.h"
 
 namespace imgpipe {
@@ -85,6 +87,47 @@ TEST(ImageFormatTest, DetectsMixedFormatsFolder) {
     }
   }
   EXPECT_GT(count, 80);
+}
+
+TEST(ImageFormatTest, DetectsTheFormatsOfFormatDecoders) {
+  EXPECT_EQ(DetectImageFormat("\0\0\1\0\1\0"s + std::string(16, 'x')), ImageFormat::kIco);
+  EXPECT_EQ(DetectImageFormat("\0\0\2\0\1\0"s + std::string(16, 'x')), ImageFormat::kIco);
+  EXPECT_EQ(DetectImageFormat("\0\0\1\0\0\0"s + std::string(16, 'x')), ImageFormat::kUnknown);
+  EXPECT_EQ(DetectImageFormat("8BPS\0\1"s), ImageFormat::kPsd);
+  EXPECT_EQ(DetectImageFormat("\x0A\x05\x01\x08"s + std::string(124, '\0')), ImageFormat::kPcx);
+  EXPECT_EQ(DetectImageFormat("\x01\xDA\x00\x01"s), ImageFormat::kSgi);
+  EXPECT_EQ(DetectImageFormat("\x59\xA6\x6A\x95"s), ImageFormat::kSunRaster);
+  EXPECT_EQ(DetectImageFormat("\n  #define x_width 1\n"), ImageFormat::kXbm);
+  EXPECT_EQ(DetectImageFormat("\0\0\0\x18" "ftypheic\0\0\0\0mif1heic"s), ImageFormat::kHeif);
+  EXPECT_EQ(DetectImageFormat("\0\0\0\x1C" "ftypavifZ\0\0\0avifmif1miaf"s), ImageFormat::kAvif);
+  EXPECT_EQ(DetectImageFormat("\0\0\0\x18" "ftypisom\0\0\0\0isomiso2"s), ImageFormat::kUnknown);
+  // TGA: 2x2, 24 bits, uncompressed, with its 12 bytes of pixels; one byte short is not.
+  std::string tga = "\0\0\x02\0\0\0\0\0\0\0\0\0\x02\0\x02\0\x18\0"s + std::string(12, 'p');
+  EXPECT_EQ(DetectImageFormat(tga), ImageFormat::kTga);
+  EXPECT_EQ(DetectImageFormat(tga.substr(0, 29)), ImageFormat::kUnknown);
+  std::string bad_type = tga;
+  bad_type[2] = 4;
+  EXPECT_EQ(DetectImageFormat(bad_type), ImageFormat::kUnknown);
+}
+
+TEST(ImageFormatTest, NamesFormatsItDoesNotDecode) {
+  EXPECT_STREQ(UnsupportedImageFormatName("DDS |\0\0\0"s), "DDS texture");
+  EXPECT_STREQ(UnsupportedImageFormatName("icns\0\0\x10\0"s), "Apple icon (ICNS)");
+  EXPECT_STREQ(UnsupportedImageFormatName("BLP2\1"s), "Blizzard texture (BLP)");
+  EXPECT_STREQ(UnsupportedImageFormatName("Image type: RGB image\r\n"), "IFUNC image (IM)");
+  EXPECT_STREQ(UnsupportedImageFormatName("%!PS-Adobe-3.0 EPSF-3.0"), "Encapsulated PostScript (EPS)");
+  EXPECT_STREQ(UnsupportedImageFormatName("qoif\0\0"s), "QOI");
+  std::string fli = "\0\0\0\0\x11\xAF\x01\0\x40\0\x40\0\x08\0"s + std::string(114, '\0');
+  EXPECT_STREQ(UnsupportedImageFormatName(fli), "Autodesk animation (FLI)");
+  EXPECT_EQ(UnsupportedImageFormatName(fli.substr(0, 64)), nullptr);
+  EXPECT_EQ(UnsupportedImageFormatName("Photo of a cat"), nullptr);
+  // DecodeImage's reason names them.
+  try {
+    DecodeImage("DDS |\0\0\0\x07\x10\0\0"s, "t.dds");
+    ADD_FAILURE() << "no DataError";
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.reason(), "not an image: DDS texture (unsupported)");
+  }
 }
 
 }  // namespace

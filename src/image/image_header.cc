@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "image/byte_order.h"
+#include "image/format_decoders.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -332,6 +333,9 @@ ImageInfo ParseImageHeader(ImageFormat format, std::string_view bytes, const std
       return LoadU8(bytes, 0) == 0xFF ? ParseJ2kCodestream(bytes, 0, path) : ParseJp2(bytes, path);
     case ImageFormat::kJpeg:
     case ImageFormat::kUnknown: break;
+    default:
+      if (HasFormatDecoder(format)) return ReadFormatDecoderInfo(format, bytes, path);
+      break;
   }
   throw Error(std::string("ParseImageHeader: no parser for format ") + ImageFormatName(format));
 }

@@ -2,6 +2,12 @@
 
 #include <cstdlib>
 
+// jerror.h needs jpeglib.h (in jpeg_lib.h) first.
+#include <jerror.h>
+
+#include "image/codec_internal.h"
+#include "image/decode_warnings.h"
+
 namespace imgpipe {
 namespace {
 
@@ -12,7 +18,10 @@ namespace {
 }
 
 void EmitMessage(j_common_ptr cinfo, int level) {
-  if (level < 0) JumpWithMessage(cinfo);  // trace messages (level >= 0) are ignored
+  if (level >= 0) return;  // trace messages
+  if (IsFatalJpegWarning(cinfo->err->msg_code)) JumpWithMessage(cinfo);
+  auto* errors = reinterpret_cast<LibjpegErrors*>(cinfo->err);
+  if (errors->warnings++ == 0) (*cinfo->err->format_message)(cinfo, errors->first_warning);
 }
 
 void LimitScans(j_common_ptr cinfo) {
@@ -36,6 +45,26 @@ jpeg_error_mgr* InstallErrors(LibjpegErrors& errors) {
 }
 
 }  // namespace
+
+bool IsFatalJpegWarning(int msg_code) {
+  switch (msg_code) {
+    case JWRN_EXTRANEOUS_DATA:
+    case JWRN_JFIF_MAJOR:
+    case JWRN_ADOBE_XFORM:
+    case JWRN_BOGUS_ICC:
+    case JWRN_NOT_SEQUENTIAL:
+    case JWRN_BOGUS_PROGRESSION:
+      return false;
+    default:  // JWRN_JPEG_EOF, JWRN_HIT_MARKER, the bad-code ones, and any other
+      return true;
+  }
+}
+
+void ReportAcceptedWarnings(const LibjpegErrors& errors, const std::string& path) {
+  if (errors.warnings > 0) {
+    ReportDecodeWarnings(path, errors.warnings, JpegReason(errors.first_warning));
+  }
+}
 
 LibjpegDecompressor::LibjpegDecompressor() {
   cinfo.err = InstallErrors(errors);

@@ -1,7 +1,9 @@
 // libjpeg's decompressor and compressor with the error handling imgpipe's JPEG code
-// shares: libjpeg's errors and warnings jump to a setjmp the caller makes, which turns
-// them into a DataError (see LibjpegJump). For the region decoder and the lossless
-// transcoder; DecodeImage and EncodeJpeg use TurboJPEG instead.
+// shares: libjpeg's errors, and the warnings IsFatalJpegWarning names, jump to a setjmp
+// the caller makes, which turns them into a DataError; the other warnings are counted
+// (LibjpegErrors) for the caller to report (decode_warnings.h). For the region decoder,
+// the lossless transcoder, and DecodeImage where TurboJPEG met a warning; DecodeImage
+// and EncodeJpeg use TurboJPEG otherwise.
 #pragma once
 
 // jpeglib.h needs size_t and FILE declared first.
@@ -12,6 +14,7 @@
 // clang-format on
 
 #include <csetjmp>
+#include <string>
 
 namespace imgpipe {
 
@@ -19,15 +22,40 @@ namespace imgpipe {
 // TJFLAG_LIMITSCANS does (DecodeImage uses it): each scan re-reads the whole image.
 inline constexpr int kMaxProgressiveScans = 500;
 
-// Where libjpeg's error callbacks jump, and the message they leave. Warnings (level -1:
-// premature end of data, corrupt entropy data) count as errors, as in DecodeImage:
-// libjpeg would otherwise fill the rest with grey and carry on.
+// Whether libjpeg's warning `msg_code` (jerror.h's JWRN_*) makes imgpipe refuse the
+// image; the one rule for every JPEG decode (DecodeImage, DecodeJpegRegion, the restart
+// marker rewrite). libjpeg only warns, and carries on, both for data that is missing or
+// damaged and for oddities around whole data; Pillow and tf.io.decode_jpeg pass every
+// warning but the end of the input (Pillow: "image file is truncated").
+// - Fatal, the pixels would not be the encoder's: the file ends early (JWRN_JPEG_EOF,
+//   "premature end of JPEG file": truncated, as for Pillow and TensorFlow) or a scan's
+//   data does (JWRN_HIT_MARKER, "premature end of data segment": libjpeg fills the rest
+//   with grey); the entropy-coded data is damaged (JWRN_HUFF_BAD_CODE,
+//   JWRN_ARITH_BAD_CODE, JWRN_MUST_RESYNC: a restart marker missing or out of order),
+//   where Pillow hands over grey or garbage blocks silently; JWRN_TOO_MUCH_DATA (a
+//   caller's bug); and any code this list does not name.
+// - Accepted, every coefficient is decoded as written: bytes between segments or after
+//   a scan's data (JWRN_EXTRANEOUS_DATA, "N extraneous bytes before marker 0xdb", as
+//   cameras write them), an unknown JFIF version (JWRN_JFIF_MAJOR) or Adobe transform
+//   code (JWRN_ADOBE_XFORM), a bad ICC profile segment (JWRN_BOGUS_ICC; imgpipe ignores
+//   profiles), odd SOS parameters in a sequential file (JWRN_NOT_SEQUENTIAL) and a
+//   progressive file's unusual scan order (JWRN_BOGUS_PROGRESSION).
+bool IsFatalJpegWarning(int msg_code);
+
+// Where libjpeg's error callbacks jump, and the message they leave: errors and fatal
+// warnings (IsFatalJpegWarning) jump; the other warnings are counted, the first kept.
 struct LibjpegErrors {
   jpeg_error_mgr manager;
   jpeg_progress_mgr progress;
   std::jmp_buf jump;
   char message[JMSG_LENGTH_MAX] = {};
+  int warnings = 0;                          // accepted warnings
+  char first_warning[JMSG_LENGTH_MAX] = {};  // the first one's message
 };
+
+// Reports the warnings `errors` accepted in a decode of `path`, if any, to
+// ReportDecodeWarnings (decode_warnings.h), the first as a JpegReason.
+void ReportAcceptedWarnings(const LibjpegErrors& errors, const std::string& path);
 
 // A libjpeg decompressor whose errors jump to `errors.jump` (set it with setjmp before
 // any libjpeg call) and which refuses more than kMaxProgressiveScans scans; destroyed on

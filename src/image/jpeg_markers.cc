@@ -7,6 +7,7 @@ namespace {
 
 constexpr int kMarkerApp1 = 0xE1;
 constexpr int kMarkerApp14 = 0xEE;
+constexpr int kMarkerSos = 0xDA;
 constexpr int kTagOrientation = 0x0112;
 constexpr int kTypeShort = 3;
 
@@ -35,6 +36,19 @@ int ParseExifOrientation(std::string_view tiff) {
     return value >= 1 && value <= 8 ? value : 1;
   }
   return 1;
+}
+
+bool HasEoiAfterScan(std::string_view bytes) {
+  size_t scan = std::string_view::npos;  // where the first scan's data starts
+  WalkJpegSegments(bytes, [&](int marker, std::string_view payload) {
+    if (marker == kMarkerSos) {
+      scan = static_cast<size_t>(payload.data() - bytes.data()) + payload.size();
+    }
+    return true;
+  });
+  if (scan == std::string_view::npos) return false;
+  const size_t eoi = bytes.rfind("\xFF\xD9");
+  return eoi != std::string_view::npos && eoi >= scan;
 }
 
 JpegMarkers ScanJpegMarkers(std::string_view bytes) {

@@ -13,14 +13,15 @@ namespace imgpipe {
 // (`payload`: the bytes after the length field, a view into `bytes`), SOS's too, and
 // ends after SOS, at EOI, when visit returns false, or at bytes that are not a whole
 // segment. Fill bytes (0xFF) before a marker and standalone markers (TEM, RSTn, SOI)
-// are skipped. Never throws.
+// are skipped, and so are extraneous bytes before a marker, as libjpeg (with a warning
+// it accepts, IsFatalJpegWarning) and Pillow skip them. Never throws.
 template <typename Visit>
 void WalkJpegSegments(std::string_view bytes, Visit visit) {
   constexpr int kSos = 0xDA, kEoi = 0xD9;
   size_t pos = 2;  // after SOI
   while (pos < bytes.size()) {
-    // 1. A marker: one or more 0xFF fill bytes, then the code.
-    if (LoadU8(bytes, pos) != 0xFF) return;
+    // 1. A marker: any extraneous bytes, one or more 0xFF fill bytes, then the code.
+    while (pos < bytes.size() && LoadU8(bytes, pos) != 0xFF) ++pos;
     while (pos < bytes.size() && LoadU8(bytes, pos) == 0xFF) ++pos;
     if (pos >= bytes.size()) return;
     const int marker = static_cast<int>(LoadU8(bytes, pos++));
@@ -34,6 +35,13 @@ void WalkJpegSegments(std::string_view bytes, Visit visit) {
     pos += length;
   }
 }
+
+// Whether an EOI marker (0xFF 0xD9) follows the first SOS segment of `bytes`. A JPEG
+// cut short has none, and libjpeg reports that only once it reads that far (a crop
+// decode may stop above it); entropy-coded data never holds the pair (0xFF is followed
+// by 0x00 there, or by 0xD0-0xD7 for a restart marker). Searches from the end, where the
+// EOI is. Never throws.
+bool HasEoiAfterScan(std::string_view bytes);
 
 struct JpegMarkers {
   int orientation = 1;  // EXIF orientation 1..8; 1 when absent or malformed

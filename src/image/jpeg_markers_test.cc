@@ -65,7 +65,10 @@ TEST(JpegMarkersTest, ScansSegmentsUpToTheFirstScan) {
   EXPECT_EQ(m.orientation, 8);
   m = ScanJpegMarkers(soi + exif.substr(0, exif.size() - 3));
   EXPECT_EQ(m.orientation, 1);
+  // Extraneous bytes before a marker are skipped, as libjpeg and Pillow skip them.
   m = ScanJpegMarkers(soi + "garbage"s + exif);
+  EXPECT_EQ(m.orientation, 8);
+  m = ScanJpegMarkers(soi + "garbage"s);
   EXPECT_EQ(m.orientation, 1);
   m = ScanJpegMarkers(soi);
   EXPECT_EQ(m.orientation, 1);

@@ -182,6 +182,7 @@ void DecodeStoredJpegRegion(std::string_view jpeg, const std::string& path, int 
     if (w.y1 > 1) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(w.y1 - 1));
     ReadScanline(cinfo, row.data());
     jpeg_abort_decompress(&cinfo);
+    ReportAcceptedWarnings(d.errors, path);
     return;
   }
 
@@ -204,8 +205,14 @@ void DecodeStoredJpegRegion(std::string_view jpeg, const std::string& path, int 
     ReadScanline(cinfo, direct ? dest : row.data());
     if (!direct) std::memcpy(dest, row.data() + skip_bytes, row_bytes);
   }
-  // 5. The rest of the image is not decoded.
-  jpeg_abort_decompress(&cinfo);
+  // 5. The rest of the image is not decoded. A window down to the last row reads on to
+  //    EOI, as a whole decode does, for the warnings there (bytes before EOI).
+  if (w.y1 == static_cast<int>(cinfo.output_height)) {
+    jpeg_finish_decompress(&cinfo);
+  } else {
+    jpeg_abort_decompress(&cinfo);
+  }
+  ReportAcceptedWarnings(d.errors, path);
   if (is_cmyk) {
     image.pixels.resize(image.row_bytes() * image.height);
     CmykToRgbOrGray(cmyk, ScanJpegMarkers(jpeg).adobe, image);
@@ -312,8 +319,12 @@ void DecodeRegion(std::string_view jpeg, const std::string& path,
   if (options.keep_decoded_columns && box == nullptr && !entropy_only) {
     throw Error("DecodeJpegRegion: keep_decoded_columns needs a box to say where the window is");
   }
-  // 1. Header checks (format, process, size limit) as DecodeImage makes them.
+  // 1. Header checks (format, process, size limit) as DecodeImage makes them, and the
+  //    end: a truncated file is refused even where the window lies above the cut.
   const ImageInfo info = ReadJpegImageInfo(jpeg, path, options.max_pixels);
+  if (!HasEoiAfterScan(jpeg)) {
+    throw DataError(path, std::nullopt, "truncated JPEG data (premature end of file)");
+  }
   const int orientation = options.apply_exif_orientation ? info.orientation : 1;
   const StoredWindow w = ChooseStoredWindow(info, orientation, path, options);
   // 2. Decode the stored window at the chosen scale, then orient it.

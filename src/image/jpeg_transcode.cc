@@ -5,6 +5,7 @@
 #include "image/codec.h"
 #include "image/codec_internal.h"
 #include "image/jpeg_lib.h"
+#include "image/jpeg_markers.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -66,8 +67,12 @@ std::optional<std::string> AddJpegRestartMarkers(std::string_view jpeg, const st
     throw Error("restart interval must be 1 to " + std::to_string(kMaxJpegRestartInterval) +
                 " MCUs, not " + std::to_string(interval));
   }
-  // 1. The checks DecodeImage makes (format, process, size), with its messages.
+  // 1. The checks DecodeImage makes (format, process, size), with its messages, and the
+  //    end of the data (even a file kept as it is must be whole).
   ReadJpegImageInfo(jpeg, path, max_pixels);
+  if (!HasEoiAfterScan(jpeg)) {
+    throw DataError(path, std::nullopt, "truncated JPEG data (premature end of file)");
+  }
   // 2. The rewrite, kept only if it decodes to the same pixels.
   std::optional<std::string> rewritten = Rewrite(jpeg, path, interval);
   if (!rewritten) return std::nullopt;

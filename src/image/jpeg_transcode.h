@@ -22,7 +22,9 @@ inline constexpr int kMaxJpegRestartInterval = 65535;
 // the caller to keep the input as it is, when the input already is sequential with that
 // interval, is CMYK or YCCK (their Adobe marker decides how they decode) or uses
 // arithmetic coding. Throws Error for a bad interval and DataError naming `path` for
-// bytes that DecodeImage (with `max_pixels`) would refuse.
+// bytes that DecodeImage (with `max_pixels`) would refuse (a truncated file even where
+// it would be kept as it is). A warning DecodeImage accepts (IsFatalJpegWarning) is
+// reported once, by the check's decode of the input; the rewrite is without it.
 std::optional<std::string> AddJpegRestartMarkers(std::string_view jpeg, const std::string& path,
                                                  int interval,
                                                  uint64_t max_pixels = kDefaultMaxPixels);

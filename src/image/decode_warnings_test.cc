@@ -1,0 +1,248 @@
+// Images with warnings imgpipe accepts decode to exactly Pillow's pixels under every
+// decode path, and count in DecodeWarningCount; truncated ones stay DataErrors.
+// Pillow's decodes come from pil_decode.py through /usr/bin/python3.
+#include "image/decode_warnings.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "image/codec.h"
+#include "image/image_test_util.h"
+#include "image/jpeg_region_decoder.h"
+#include "image/jpeg_transcode.h"
+#include "util/error.h"
+#include "util/file.h"
+
+namespace imgpipe {
+namespace {
+
+using namespace std::string_literals;
+
+// A fresh folder for this test's files.
+std::string TestDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
+  MakeDirectories(dir);
+  return dir;
+}
+
+// Writes each of `files` (name -> bytes) into `dir`, runs pil_decode.py on them and
+// returns Pillow's Image.open(path).convert("RGB") of each, or nullopt where Pillow
+// refused the file.
+std::map<std::string, std::optional<Image>> PillowDecodes(
+    const std::string& dir, const std::map<std::string, std::string>& files) {
+  std::string command = "/usr/bin/python3 " IMGPIPE_SOURCE_DIR "/src/image/pil_decode.py " + dir;
+  for (const auto& [name, bytes] : files) {
+    WriteFileAtomic(JoinPath(dir, name), bytes, /*sync=*/false);
+    command += " " + JoinPath(dir, name);
+  }
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::map<std::string, std::optional<Image>> out;
+  for (const auto& [name, bytes] : files) {
+    const std::string stem = JoinPath(dir, name.substr(0, name.rfind('.')));
+    if (PathExists(stem + ".error")) {
+      out[name] = std::nullopt;
+      continue;
+    }
+    Image rgb;
+    std::ifstream txt(stem + ".txt");
+    txt >> rgb.width >> rgb.height;
+    rgb.channels = 3;
+    const std::string pixels = ReadFile(stem + ".rgb");
+    rgb.pixels.assign(pixels.begin(), pixels.end());
+    out[name] = rgb;
+  }
+  return out;
+}
+
+// `jpeg` with `pad` inserted before the first marker `code` found at or after `from`.
+std::string PadBefore(const std::string& jpeg, int code, const std::string& pad,
+                      size_t from = 0) {
+  const size_t at = jpeg.find("\xFF"s + static_cast<char>(code), from);
+  EXPECT_NE(at, std::string::npos) << "no marker " << code;
+  return jpeg.substr(0, at) + pad + jpeg.substr(at);
+}
+
+// Whether a and b are the same image.
+::testing::AssertionResult SameImage(const Image& a, const Image& b) {
+  if (a.width != b.width || a.height != b.height || a.channels != b.channels) {
+    return ::testing::AssertionFailure()
+           << a.width << "x" << a.height << "x" << a.channels << " vs " << b.width << "x"
+           << b.height << "x" << b.channels;
+  }
+  if (a.pixels != b.pixels) {
+    return ::testing::AssertionFailure() << "pixels differ, by up to " << MaxAbsDiff(a, b);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// DecodeWarningCount's growth while `run` runs.
+uint64_t WarningsDuring(const std::function<void()>& run) {
+  const uint64_t before = DecodeWarningCount();
+  run();
+  return DecodeWarningCount() - before;
+}
+
+// A crop window of a width x height image away from its edges, for the region paths.
+CropWindow InnerWindow(int width, int height) {
+  return CropWindow{width / 5, height / 3, width / 2, height / 3};
+}
+
+// Checks every JPEG decode path on `jpeg`, a file with a warning imgpipe accepts, against
+// Pillow's pixels `pil` and the decodes of `clean`, the same image without the warning:
+// DecodeImage (TurboJPEG, then libjpeg), the region decoder's crop (spliced where the
+// file has restart markers) and DCT-scaled crop, and the restart-marker rewrite. Each
+// decode counts one warning; the clean file's count none.
+// `in_header`: the warning is in the header, which every crop reads; a crop reads only
+// part of the rest, so elsewhere its count is not checked.
+void ExpectAcceptedEverywhere(const std::string& jpeg, const std::string& clean,
+                              const Image& pil, const std::string& path, bool in_header) {
+  SCOPED_TRACE(path);
+  // 1. The whole image.
+  Image whole;
+  EXPECT_EQ(WarningsDuring([&] { whole = DecodeImage(jpeg, path); }), 1u);
+  EXPECT_TRUE(SameImage(whole, pil));
+  EXPECT_EQ(WarningsDuring([&] { DecodeImage(clean, path + " (clean)"); }), 0u);
+  DecodeOptions gray;
+  gray.channels = 1;
+  EXPECT_TRUE(SameImage(DecodeImage(jpeg, path, gray), DecodeImage(clean, path, gray)));
+  // 2. A crop, unscaled: Pillow's pixels there.
+  JpegRegionOptions crop;
+  crop.crop = InnerWindow(pil.width, pil.height);
+  Image region;
+  const uint64_t crop_warnings = WarningsDuring([&] { region = DecodeJpegRegion(jpeg, path, crop); });
+  if (in_header) EXPECT_EQ(crop_warnings, 1u);
+  const CropWindow& w = *crop.crop;
+  EXPECT_TRUE(SameImage(region, CropImage(pil, w.x, w.y, w.width, w.height)));
+  // 3. The whole image and the crop, DCT-scaled: as the clean file's.
+  for (bool cropped : {false, true}) {
+    JpegRegionOptions scaled = cropped ? crop : JpegRegionOptions{};
+    scaled.scale = 4;
+    EXPECT_TRUE(SameImage(DecodeJpegRegion(jpeg, path, scaled),
+                          DecodeJpegRegion(clean, path, scaled)))
+        << (cropped ? "scaled crop" : "scaled whole");
+  }
+  EXPECT_NO_THROW(EntropyDecodeJpeg(jpeg, path, crop));
+  // 4. The restart-marker rewrite (imgpipe convert --jpeg-restart-interval 1): it
+  //    converts, to Pillow's pixels, without the warning.
+  std::optional<std::string> marked = AddJpegRestartMarkers(jpeg, path, 1);
+  if (marked) {
+    EXPECT_EQ(WarningsDuring([&] { EXPECT_TRUE(SameImage(DecodeImage(*marked, path), pil)); }), 0u);
+  } else {  // already marked every MCU: kept as it is
+    EXPECT_TRUE(SameImage(whole, pil));
+  }
+}
+
+// Every decode path refuses `jpeg` with a DataError naming `path`, whatever part of it
+// the path reads.
+void ExpectRefusedEverywhere(const std::string& jpeg, const std::string& path) {
+  SCOPED_TRACE(path);
+  const ImageInfo info = ReadImageInfo(jpeg, path);
+  JpegRegionOptions top;  // a window above any cut
+  top.crop = CropWindow{0, 0, info.width / 2, 8};
+  JpegRegionOptions scaled;
+  scaled.scale = 2;
+  const std::vector<std::pair<const char*, std::function<void()>>> paths = {
+      {"DecodeImage", [&] { DecodeImage(jpeg, path); }},
+      {"DecodeJpegRegion(whole)", [&] { DecodeJpegRegion(jpeg, path, JpegRegionOptions{}); }},
+      {"DecodeJpegRegion(top)", [&] { DecodeJpegRegion(jpeg, path, top); }},
+      {"DecodeJpegRegion(scaled)", [&] { DecodeJpegRegion(jpeg, path, scaled); }},
+      {"EntropyDecodeJpeg(top)", [&] { EntropyDecodeJpeg(jpeg, path, top); }},
+      {"AddJpegRestartMarkers", [&] { AddJpegRestartMarkers(jpeg, path, 1); }},
+  };
+  for (const auto& [name, decode] : paths) {
+    try {
+      decode();
+      ADD_FAILURE() << name << ": no error";
+    } catch (const DataError& e) {
+      EXPECT_EQ(e.path(), path) << name;
+      EXPECT_NE(e.reason().find("truncated"), std::string::npos) << name << ": " << e.what();
+    }
+  }
+}
+
+const char kAnt[] = "images/hymenoptera/train/ants/0013035.jpg";
+
+// Padding before a marker, as cameras write it ("Corrupt JPEG data: 2 extraneous bytes
+// before marker 0xdb"): Pillow and imgpipe decode the whole image.
+TEST(DecodeWarningsTest, ExtraneousBytesBeforeMarkersDecodeAsPillowDoes) {
+  const std::string clean = ReadFile(TestDataPath(kAnt));
+  const size_t sos = clean.find("\xFF\xDA"s);
+  std::map<std::string, std::string> files = {
+      {"dqt.jpg", PadBefore(clean, 0xDB, "\0\0"s)},
+      {"dht.jpg", PadBefore(clean, 0xC4, "\x12\x34\x56"s)},
+      {"sof.jpg", PadBefore(clean, 0xC0, "\0\0\0\0\0"s)},
+      {"sos.jpg", PadBefore(clean, 0xDA, "\x01\x02\x03\x04"s)},
+      {"eoi.jpg", PadBefore(clean, 0xD9, "\x5A\x5A\x5A"s, sos)},
+      {"clean.jpg", clean},
+  };
+  const auto pil = PillowDecodes(TestDir("extraneous"), files);
+  ASSERT_TRUE(pil.at("clean.jpg"));
+  for (const auto& [name, bytes] : files) {
+    ASSERT_TRUE(pil.at(name)) << "Pillow refused " << name;
+    ASSERT_TRUE(SameImage(*pil.at(name), *pil.at("clean.jpg"))) << name;
+    if (name != "clean.jpg") {
+      ExpectAcceptedEverywhere(bytes, clean, *pil.at(name), name, name != "eoi.jpg");
+    }
+  }
+}
+
+// The same in a file with a restart marker every MCU, where a crop is decoded from the
+// MCUs under it spliced together (jpeg_restart_splice.h): padding before a restart
+// marker in the middle of the scan, and before EOI (enough bytes there that the entropy
+// decoder's read-ahead, which libjpeg does not count, leaves some: 2 do not warn).
+TEST(DecodeWarningsTest, ExtraneousBytesInRestartMarkedFilesDecodeAsPillowDoes) {
+  const std::optional<std::string> marked =
+      AddJpegRestartMarkers(ReadFile(TestDataPath(kAnt)), kAnt, 1);
+  ASSERT_TRUE(marked);
+  const size_t middle = marked->find("\xFF\xDA"s) + (marked->size() - marked->find("\xFF\xDA"s)) / 2;
+  std::map<std::string, std::string> files = {
+      {"rst.jpg", PadBefore(*marked, 0xD3, "\0\0\0"s, middle)},
+      {"eoi.jpg", PadBefore(*marked, 0xD9, std::string(40, '\x7F'), middle)},
+  };
+  const auto pil = PillowDecodes(TestDir("extraneous_rst"), files);
+  for (const auto& [name, bytes] : files) {
+    ASSERT_TRUE(pil.at(name)) << "Pillow refused " << name;
+    ExpectAcceptedEverywhere(bytes, *marked, *pil.at(name), name, /*in_header=*/false);
+  }
+}
+
+// A truncated file (a padded one too) is refused by Pillow ("image file is truncated")
+// and by every imgpipe path, even a crop above the cut, and without only its EOI.
+TEST(DecodeWarningsTest, TruncatedJpegsStayErrorsEverywhere) {
+  const std::string clean = ReadFile(TestDataPath(kAnt));
+  const std::string padded = PadBefore(clean, 0xDB, "\0\0"s);
+  const std::string marked = *AddJpegRestartMarkers(clean, kAnt, 1);
+  std::map<std::string, std::string> files = {
+      {"half.jpg", clean.substr(0, clean.size() / 2)},
+      {"no_eoi.jpg", clean.substr(0, clean.size() - 2)},
+      {"padded_half.jpg", padded.substr(0, padded.size() / 2)},
+      {"marked_half.jpg", marked.substr(0, marked.size() / 2)},
+      {"marked_no_eoi.jpg", marked.substr(0, marked.size() - 2)},
+  };
+  const auto pil = PillowDecodes(TestDir("truncated"), files);
+  for (const auto& [name, bytes] : files) {
+    EXPECT_FALSE(pil.at(name)) << "Pillow decoded " << name;
+    ExpectRefusedEverywhere(bytes, name);
+  }
+}
+
+// Each decode with warnings counts once; each path is logged once (checked by eye in
+// the test log: ReportDecodeWarnings has no other output).
+TEST(DecodeWarningsTest, ReportsCountEveryDecode) {
+  const uint64_t before = DecodeWarningCount();
+  ReportDecodeWarnings("a.jpg", 2, "corrupt JPEG data: 2 extraneous bytes before marker 0xdb");
+  ReportDecodeWarnings("a.jpg", 1, "corrupt JPEG data: 2 extraneous bytes before marker 0xdb");
+  ReportDecodeWarnings("b.png", 1, "tEXt: CRC error");
+  EXPECT_EQ(DecodeWarningCount() - before, 3u);
+}
+
+}  // namespace
+}  // namespace imgpipe

@@ -1,0 +1,59 @@
+#include "image/format_decoders.h"
+
+#include "image/decoder_util.h"
+#include "image/heif_decoder.h"
+#include "image/ico_decoder.h"
+#include "image/pcx_decoder.h"
+#include "image/sgi_decoder.h"
+#include "image/stb_decoder.h"
+#include "image/sun_raster_decoder.h"
+#include "image/xbm_decoder.h"
+#include "util/error.h"
+
+namespace imgpipe {
+
+bool HasFormatDecoder(ImageFormat format) {
+  switch (format) {
+    case ImageFormat::kTga: case ImageFormat::kPsd: case ImageFormat::kIco:
+    case ImageFormat::kPcx: case ImageFormat::kSgi: case ImageFormat::kSunRaster:
+    case ImageFormat::kXbm: case ImageFormat::kHeif: case ImageFormat::kAvif:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ImageInfo ReadFormatDecoderInfo(ImageFormat format, std::string_view bytes,
+                                const std::string& path) {
+  switch (format) {
+    case ImageFormat::kTga: case ImageFormat::kPsd: return ReadStbInfo(format, bytes, path);
+    case ImageFormat::kIco: return ReadIcoInfo(bytes, path);
+    case ImageFormat::kPcx: return ReadPcxInfo(bytes, path);
+    case ImageFormat::kSgi: return ReadSgiInfo(bytes, path);
+    case ImageFormat::kSunRaster: return ReadSunRasterInfo(bytes, path);
+    case ImageFormat::kXbm: return ReadXbmInfo(bytes, path);
+    case ImageFormat::kHeif: case ImageFormat::kAvif: return ReadHeifInfo(format, bytes, path);
+    default: break;
+  }
+  throw Error(std::string("ReadFormatDecoderInfo: no decoder for ") + ImageFormatName(format));
+}
+
+Image DecodeWithFormatDecoder(ImageFormat format, std::string_view bytes,
+                              const std::string& path, int channels, uint64_t max_pixels) {
+  switch (format) {
+    case ImageFormat::kTga: case ImageFormat::kPsd:
+      return RgbToChannels(DecodeStb(format, bytes, path, max_pixels), channels);
+    case ImageFormat::kIco: return DecodeIco(bytes, path, channels, max_pixels);
+    case ImageFormat::kPcx: return RgbToChannels(DecodePcx(bytes, path, max_pixels), channels);
+    case ImageFormat::kSgi: return RgbToChannels(DecodeSgi(bytes, path, max_pixels), channels);
+    case ImageFormat::kSunRaster:
+      return RgbToChannels(DecodeSunRaster(bytes, path, max_pixels), channels);
+    case ImageFormat::kXbm: return RgbToChannels(DecodeXbm(bytes, path, max_pixels), channels);
+    case ImageFormat::kHeif: case ImageFormat::kAvif:
+      return RgbToChannels(DecodeHeif(format, bytes, path, max_pixels), channels);
+    default: break;
+  }
+  throw Error(std::string("DecodeWithFormatDecoder: no decoder for ") + ImageFormatName(format));
+}
+
+}  // namespace imgpipe
