@@ -29,6 +29,7 @@ py::dict StageDict(const pipeline::StageSnapshot& s) {
   d["input_wait_s"] = s.input_wait_ns / 1e9;
   d["output_wait_s"] = s.output_wait_ns / 1e9;
   d["errors"] = s.errors;
+  d["stand_ins"] = s.stand_ins;
   d["parallelism"] = s.parallelism;
   d["buffer_fill"] = s.buffer_fill;
   d["buffer_capacity"] = s.buffer_capacity;
@@ -187,7 +188,7 @@ HostArray LabelsOf(const LoaderBatch& b) {
                    {static_cast<int64_t>(b.batch->labels.size())});
 }
 
-// Which samples of the batch are padding: uint8 N, 1 for a padded sample.
+// Which samples of the batch are padding or stand-ins: uint8 N, 1 for such a sample.
 HostArray PaddedOf(const LoaderBatch& b) {
   return HostArray(b.padded, b.padded->data(), ElementType::kUint8, {static_cast<int64_t>(b.padded->size())});
 }
@@ -227,7 +228,8 @@ void BindLoader(py::module_& m) {
                              "float32 N x 3 x S x S (normalised) or uint8 N x S x S x 3, no copy")
       .def_property_readonly("labels", &LabelsOf, "int64 N (-1: the record has no label), no copy")
       .def_property_readonly("padded", &PaddedOf,
-                             "uint8 N: 1 for a sample that repeats one of this rank's (last_batch='pad'), "
+                             "uint8 N: 1 for a sample that repeats one of this rank's (last_batch='pad') "
+                             "or stands in for a record that failed to decode (error_policy='skip'), "
                              "no copy")
       .def("__len__", [](const LoaderBatch& b) { return b.batch->size; });
 

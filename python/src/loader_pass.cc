@@ -163,20 +163,19 @@ void LoaderPass::EndLocked() {
 }
 
 void LoaderPass::CheckPaddingLocked(const Batch& batch) {
-  if (plan_.pad_to == 0) return;
-  int64_t skipped = 0;
-  for (const auto& s : it_->Stats()) skipped += s.errors;
-  if (skipped == 0 && static_cast<int64_t>(batch.size) == batch_size_) return;
+  if (plan_.pad_to == 0 || static_cast<int64_t>(batch.size) == batch_size_) return;
   EndLocked();
-  throw Error("last_batch='pad': " + std::to_string(skipped) + " bad record(s) were skipped, so the padded "
-              "samples cannot be marked; use error_policy='fail' or last_batch='drop' or 'partial'");
+  throw Error("last_batch='pad': a batch of " + std::to_string(batch.size) + " samples instead of " +
+              std::to_string(batch_size_) + " (records skipped before decoding?), so the padded samples "
+              "cannot be marked; use error_policy='fail' or last_batch='drop' or 'partial'");
 }
 
 std::vector<uint8_t> LoaderPass::PaddedMarksLocked(const Batch& batch) const {
   std::vector<uint8_t> marks(batch.size, 0);
+  for (size_t i = 0; i < batch.stand_ins.size() && i < batch.size; ++i) marks[i] = batch.stand_ins[i] != 0;
   if (plan_.pad_to == 0) return marks;
   const int64_t first = yielded_ * batch_size_;  // position of the batch's first sample
-  for (size_t i = 0; i < batch.size; ++i) marks[i] = first + static_cast<int64_t>(i) >= plan_.samples;
+  for (size_t i = 0; i < batch.size; ++i) marks[i] |= first + static_cast<int64_t>(i) >= plan_.samples;
   return marks;
 }
 

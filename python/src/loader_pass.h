@@ -24,7 +24,8 @@
 namespace imgpipe::python {
 
 // One batch: the pipeline's Batch, shared by the arrays exported from it, and which of
-// its samples are padding (last_batch="pad"; 1: padding), shared the same way.
+// its samples are padding (last_batch="pad") or stand-ins for bad records (1), shared
+// the same way.
 struct LoaderBatch {
   std::shared_ptr<pipeline::Batch> batch;
   std::shared_ptr<std::vector<uint8_t>> padded;
@@ -94,11 +95,12 @@ class LoaderPass {
   // Keeps the final statistics and stops the pipeline. Needs mu_.
   void EndLocked();
   // Under last_batch="pad" the padding starts at position plan_.samples of the pass,
-  // which holds only while no record was skipped: throws Error (the pass ends) when a
-  // batch is short or a stage counted a skipped record. Needs mu_.
+  // which holds while every record keeps its place (a record that fails to decode gets
+  // a stand-in; one the reader skips is not counted in the plan): throws Error (the pass
+  // ends) when a batch is short. Needs mu_.
   void CheckPaddingLocked(const pipeline::Batch& batch);
-  // 1 for each sample of `batch`, the pass's batch number yielded_, that is padding.
-  // Needs mu_.
+  // 1 for each sample of `batch`, the pass's batch number yielded_, that is padding or
+  // a stand-in for a bad record. Needs mu_.
   std::vector<uint8_t> PaddedMarksLocked(const pipeline::Batch& batch) const;
 
   std::mutex mu_;
