@@ -13,7 +13,9 @@
 #include "image/format_decoders.h"
 #include "image/gif_decoder.h"
 #include "image/image_header.h"
+#include "image/jpeg_lib.h"
 #include "image/jpeg_markers.h"
+#include "image/jpeg_region_decoder.h"
 #include "image/orientation.h"
 #include "util/error.h"
 
@@ -84,6 +86,9 @@ std::string JpegReason(const std::string& message) {
     return "unsupported JPEG: " + std::to_string(bits) + "-bit samples";
   }
   if (starts_with("Premature end of JPEG file")) return "truncated JPEG data (premature end of file)";
+  if (starts_with("Corrupt JPEG data: premature end of data segment")) {
+    return "truncated JPEG data (premature end of data segment)";
+  }
   if (starts_with("Corrupt JPEG data: ")) return "corrupt JPEG data: " + message.substr(19);
   if (starts_with("Progressive JPEG image has more than")) {
     return "unsupported JPEG: " + message + " (decompression-bomb guard)";
@@ -103,6 +108,16 @@ std::string HexSignature(std::string_view bytes) {
   return out;
 }
 
+// Reads the header of `bytes` with libjpeg, whose warnings there are judged by
+// IsFatalJpegWarning: throws DataError naming `path` for a fatal one; the others are
+// left for the decode to report.
+void CheckJpegHeaderWarnings(std::string_view bytes, const std::string& path) {
+  LibjpegDecompressor d;
+  if (setjmp(d.errors.jump) != 0) throw DataError(path, std::nullopt, JpegReason(d.errors.message));
+  jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  jpeg_read_header(&d.cinfo, TRUE);
+}
+
 ImageInfo ReadJpegInfo(std::string_view bytes, const std::string& path) {
   TurboJpegHandle decompressor(false);
   tjhandle handle = decompressor.get();
@@ -111,11 +126,14 @@ ImageInfo ReadJpegInfo(std::string_view bytes, const std::string& path) {
                           bytes.size(), &width, &height, &subsampling, &colorspace) != 0) {
     std::string message = TurboJpegMessage(handle);
     // TurboJPEG 2.1 has no name for some valid samplings (4:1:0, 2x4...) and fails
-    // after reading the whole header; libjpeg decodes them.
+    // after reading the whole header; libjpeg decodes them. It also fails on any
+    // warning, which the header is read again to judge (IsFatalJpegWarning).
     bool unnamed_sampling = message.find("Could not determine subsampling") != std::string::npos;
-    if (!unnamed_sampling || width <= 0 || height <= 0 || colorspace < 0) {
+    bool warning = tjGetErrorCode(handle) == TJERR_WARNING;
+    if ((!unnamed_sampling && !warning) || width <= 0 || height <= 0 || colorspace < 0) {
       throw DataError(path, std::nullopt, JpegReason(message));
     }
+    if (warning) CheckJpegHeaderWarnings(bytes, path);
   }
   // A stream with tables but no frame before EOI (or the end of the bytes) "succeeds"
   // without setting the outputs.
@@ -161,6 +179,14 @@ void CmykToRgbOrGray(const std::vector<uint8_t>& cmyk, bool inverted, Image& out
 
 namespace {
 
+// The whole image, oriented, through libjpeg's API (DecodeJpegRegion without a window).
+Image DecodeJpegWithLibjpeg(std::string_view bytes, const std::string& path, int channels) {
+  JpegRegionOptions options;
+  options.channels = channels;
+  options.max_pixels = UINT64_MAX;  // DecodeImage checked its own limit
+  return DecodeJpegRegion(bytes, path, options);
+}
+
 Image DecodeJpeg(std::string_view bytes, const std::string& path, const ImageInfo& info,
                  int channels) {
   Image image;
@@ -180,16 +206,18 @@ Image DecodeJpeg(std::string_view bytes, const std::string& path, const ImageInf
     target = image.pixels.data();
     pixel_format = channels == 1 ? TJPF_GRAY : TJPF_RGB;
   }
-  // Warnings (premature end of data, corrupt entropy data) are errors: libjpeg fills
-  // the rest of the image with grey and carries on. TurboJPEG then returns -1 with
-  // TJERR_WARNING; TJFLAG_STOPONWARNING makes it stop at the first one instead of
-  // decoding the rest for nothing, and TJFLAG_LIMITSCANS refuses progressive files
-  // with more than 500 scans (a decode-time bomb).
+  // TurboJPEG cannot tell one libjpeg warning from another, and libjpeg carries on
+  // after each: TJFLAG_STOPONWARNING makes it stop at the first (-1, TJERR_WARNING),
+  // and the file is decoded again with libjpeg's own API, which judges each warning
+  // (IsFatalJpegWarning) and reports those it accepts: the same pixels, as the region
+  // decoder's whole-image decode is DecodeImage's. TJFLAG_LIMITSCANS refuses
+  // progressive files with more than 500 scans (a decode-time bomb).
   TurboJpegHandle decompressor(false);
   tjhandle handle = decompressor.get();
   if (tjDecompress2(handle, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
                     target, info.width, 0, info.height, pixel_format,
                     TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
+    if (tjGetErrorCode(handle) == TJERR_WARNING) return DecodeJpegWithLibjpeg(bytes, path, channels);
     std::string message = TurboJpegMessage(handle);
     throw DataError(path, std::nullopt, JpegReason(message));
   }
@@ -227,7 +255,9 @@ Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const Im
                        int channels) {
   const std::string name = ImageFormatName(info.format);
   if (bytes.size() > INT_MAX) throw DataError(path, std::nullopt, name + " file over 2 GiB");
-  // Pixels as stored, without OpenCV's EXIF rotation, so the size matches the header.
+  // Without OpenCV's EXIF rotation (PNG, WebP): imgpipe applies EXIF only to JPEG. A
+  // TIFF's Orientation tag OpenCV's TIFF decoder applies itself, as Pillow does
+  // (ParseTiff): its size is the header's after that orientation (decoded_width()).
   int flags = (channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR) |
               cv::IMREAD_IGNORE_ORIENTATION;
   cv::Mat mat;
@@ -247,12 +277,14 @@ Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const Im
   if (mat.empty()) {
     throw DataError(path, std::nullopt, "corrupt or truncated " + name + " data");
   }
-  if (mat.cols != info.width || mat.rows != info.height || mat.channels() != channels) {
+  if (mat.cols != info.decoded_width() || mat.rows != info.decoded_height() ||
+      mat.channels() != channels) {
     throw DataError(path, std::nullopt,
                     name + " decoded to " + std::to_string(mat.cols) + "x" +
                         std::to_string(mat.rows) + "x" + std::to_string(mat.channels()) +
-                        ", but its header says " + std::to_string(info.width) + "x" +
-                        std::to_string(info.height));
+                        ", but its header says " + std::to_string(info.decoded_width()) + "x" +
+                        std::to_string(info.decoded_height()) +
+                        (info.orientation >= 5 ? " (oriented)" : ""));
   }
   return FromMat(mat);
 }

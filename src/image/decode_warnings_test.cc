@@ -16,6 +16,7 @@
 
 #include "image/codec.h"
 #include "image/image_test_util.h"
+#include "image/pil_test_util.h"
 #include "image/jpeg_region_decoder.h"
 #include "image/jpeg_transcode.h"
 #include "util/error.h"
@@ -26,61 +27,12 @@ namespace {
 
 using namespace std::string_literals;
 
-// A fresh folder for this test's files.
-std::string TestDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
-  MakeDirectories(dir);
-  return dir;
-}
-
-// Writes each of `files` (name -> bytes) into `dir`, runs pil_decode.py on them and
-// returns Pillow's Image.open(path).convert("RGB") of each, or nullopt where Pillow
-// refused the file.
-std::map<std::string, std::optional<Image>> PillowDecodes(
-    const std::string& dir, const std::map<std::string, std::string>& files) {
-  std::string command = "/usr/bin/python3 " IMGPIPE_SOURCE_DIR "/src/image/pil_decode.py " + dir;
-  for (const auto& [name, bytes] : files) {
-    WriteFileAtomic(JoinPath(dir, name), bytes, /*sync=*/false);
-    command += " " + JoinPath(dir, name);
-  }
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  std::map<std::string, std::optional<Image>> out;
-  for (const auto& [name, bytes] : files) {
-    const std::string stem = JoinPath(dir, name.substr(0, name.rfind('.')));
-    if (PathExists(stem + ".error")) {
-      out[name] = std::nullopt;
-      continue;
-    }
-    Image rgb;
-    std::ifstream txt(stem + ".txt");
-    txt >> rgb.width >> rgb.height;
-    rgb.channels = 3;
-    const std::string pixels = ReadFile(stem + ".rgb");
-    rgb.pixels.assign(pixels.begin(), pixels.end());
-    out[name] = rgb;
-  }
-  return out;
-}
-
 // `jpeg` with `pad` inserted before the first marker `code` found at or after `from`.
 std::string PadBefore(const std::string& jpeg, int code, const std::string& pad,
                       size_t from = 0) {
   const size_t at = jpeg.find("\xFF"s + static_cast<char>(code), from);
   EXPECT_NE(at, std::string::npos) << "no marker " << code;
   return jpeg.substr(0, at) + pad + jpeg.substr(at);
-}
-
-// Whether a and b are the same image.
-::testing::AssertionResult SameImage(const Image& a, const Image& b) {
-  if (a.width != b.width || a.height != b.height || a.channels != b.channels) {
-    return ::testing::AssertionFailure()
-           << a.width << "x" << a.height << "x" << a.channels << " vs " << b.width << "x"
-           << b.height << "x" << b.channels;
-  }
-  if (a.pixels != b.pixels) {
-    return ::testing::AssertionFailure() << "pixels differ, by up to " << MaxAbsDiff(a, b);
-  }
-  return ::testing::AssertionSuccess();
 }
 
 // DecodeWarningCount's growth while `run` runs.

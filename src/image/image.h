@@ -37,8 +37,8 @@ struct ImageInfo {
   int height = 0;
   int channels = 0;        // in the file: 1 (gray), 3 (RGB/YCbCr), 4 (CMYK/RGBA)
   std::string colorspace;  // "RGB", "Grayscale", "CMYK" (TensorFlow's vocabulary)
-  // EXIF orientation 1..8 (JPEG APP1; 1 elsewhere). width and height are as stored;
-  // DecodeImage applies the orientation, which swaps them for 5..8.
+  // EXIF orientation 1..8 (JPEG APP1, TIFF's Orientation tag; 1 elsewhere). width and
+  // height are as stored; DecodeImage applies the orientation, which swaps them for 5..8.
   int orientation = 1;
 
   int decoded_width() const { return orientation >= 5 ? height : width; }

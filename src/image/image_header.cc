@@ -198,7 +198,10 @@ ImageInfo ParseGif(std::string_view bytes, const std::string& path) {
 }
 
 // TIFF: byte order, 42, offset of IFD0; IFD0's entries give ImageWidth (256),
-// ImageLength (257), PhotometricInterpretation (262) and SamplesPerPixel (277).
+// ImageLength (257), PhotometricInterpretation (262), Orientation (274) and
+// SamplesPerPixel (277). The orientation is applied as a JPEG's EXIF one is (5-8 swap
+// width and height): Pillow's and OpenCV's TIFF decoders both apply it (Pillow 9.4's
+// Image.open(...).convert("RGB"), OpenCV 4.6 even with IMREAD_IGNORE_ORIENTATION).
 ImageInfo ParseTiff(std::string_view bytes, const std::string& path) {
   Require(bytes, 0, 8, "TIFF", path);
   const bool big_endian = bytes[0] == 'M';
@@ -206,7 +209,7 @@ ImageInfo ParseTiff(std::string_view bytes, const std::string& path) {
   Require(bytes, ifd, 2, "TIFF", path);
   uint32_t entries = LoadU16(bytes, ifd, big_endian);
   Require(bytes, ifd + 2, uint64_t{12} * entries, "TIFF", path);
-  int64_t width = -1, height = -1, photometric = -1, samples = 1;
+  int64_t width = -1, height = -1, photometric = -1, samples = 1, orientation = 1;
   for (uint32_t i = 0; i < entries; ++i) {
     uint64_t entry = ifd + 2 + uint64_t{12} * i;
     uint32_t tag = LoadU16(bytes, entry, big_endian), type = LoadU16(bytes, entry + 2, big_endian);
@@ -222,6 +225,7 @@ ImageInfo ParseTiff(std::string_view bytes, const std::string& path) {
       case 256: width = value; break;
       case 257: height = value; break;
       case 262: photometric = value; break;
+      case 274: orientation = value >= 1 && value <= 8 ? value : 1; break;
       case 277: samples = value; break;
     }
   }
@@ -231,8 +235,10 @@ ImageInfo ParseTiff(std::string_view bytes, const std::string& path) {
   }
   const bool gray = photometric == 0 || photometric == 1 || (photometric < 0 && samples <= 2);
   const char* colorspace = gray ? "Grayscale" : photometric == 5 ? "CMYK" : "RGB";
-  return MakeInfo(ImageFormat::kTiff, width, height, static_cast<int>(samples), colorspace,
-                  path);
+  ImageInfo info = MakeInfo(ImageFormat::kTiff, width, height, static_cast<int>(samples),
+                            colorspace, path);
+  info.orientation = static_cast<int>(orientation);
+  return info;
 }
 
 // WebP: "RIFF" size "WEBP", then a VP8 (lossy), VP8L (lossless) or VP8X (extended) chunk.
