@@ -186,6 +186,40 @@ TEST(DecodeWarningsTest, TruncatedJpegsStayErrorsEverywhere) {
   }
 }
 
+// A PNG chunk: length, type, data, CRC-32 (flipped in its last bit when `bad_crc`).
+std::string PngChunk(const std::string& type, const std::string& data, bool bad_crc) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (char ch : type + data) {
+    crc ^= static_cast<uint8_t>(ch);
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  crc = ~crc ^ (bad_crc ? 1u : 0u);
+  auto be32 = [](uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 8), static_cast<char>(v)};
+  };
+  return be32(static_cast<uint32_t>(data.size())) + type + data + be32(crc);
+}
+
+// A bad CRC in an ancillary chunk after the image data (libpng: a benign error,
+// "tEXt: CRC error", the chunk dropped): Pillow 9.4 decodes the file, and so does
+// imgpipe, to the same pixels. (Before IDAT Pillow refuses it, "broken PNG file";
+// imgpipe, through OpenCV's libpng, decodes it.) A truncated PNG stays an error.
+TEST(DecodeWarningsTest, PngWithABadAncillaryChunkDecodesAsPillowDoes) {
+  const std::string png =
+      ReadFile(TestDataPath("images/mixed-formats/1/auto-union-3579207_640.png"));
+  const size_t iend = png.rfind("IEND") - 4;
+  const std::string bad_text = png.substr(0, iend) +
+                               PngChunk("tEXt", "Comment\0hello"s, /*bad_crc=*/true) +
+                               png.substr(iend);
+  const auto pil =
+      PillowDecodes(TestDir("png_crc"), {{"bad_text.png", bad_text}, {"clean.png", png}});
+  ASSERT_TRUE(pil.at("bad_text.png"));
+  EXPECT_TRUE(SameImage(DecodeImage(bad_text, "bad_text.png"), *pil.at("bad_text.png")));
+  EXPECT_TRUE(SameImage(DecodeImage(png, "clean.png"), *pil.at("clean.png")));
+  EXPECT_THROW(DecodeImage(png.substr(0, png.size() / 2), "cut.png"), DataError);
+}
+
 // Each decode with warnings counts once; each path is logged once (checked by eye in
 // the test log: ReportDecodeWarnings has no other output).
 TEST(DecodeWarningsTest, ReportsCountEveryDecode) {
