@@ -2,6 +2,7 @@
 // parsers, TurboJPEG and OpenCV's decoders (PNG and the rest), with a 4-megapixel limit.
 // A decoded image must have the size its header announced (after EXIF orientation), and
 // the outcome must not depend on what the thread decoded before (decode_history.h).
+// Inputs with libjpeg warnings that IsFatalJpegWarning accepts decode like any other.
 #include <cstdint>
 
 #include "decode_history.h"

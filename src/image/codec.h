@@ -31,8 +31,10 @@ struct DecodeOptions {
   uint64_t max_pixels = kDefaultMaxPixels;
 };
 
-// Decodes the whole image; corrupt or truncated data (including libjpeg warnings
-// such as premature end of data) throws DataError.
+// Decodes the whole image; corrupt or truncated data throws DataError. libjpeg's
+// warnings are judged by IsFatalJpegWarning (jpeg_lib.h): truncation and damaged
+// entropy-coded data throw, the others (extraneous bytes before a marker...) decode
+// and are reported to ReportDecodeWarnings (decode_warnings.h).
 Image DecodeImage(std::string_view bytes, const std::string& path,
                   const DecodeOptions& options = {});
 
