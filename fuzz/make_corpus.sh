@@ -103,4 +103,50 @@ for name, options in (("plain", {"interlace": False}), ("interlaced", {"interlac
     buffer = io.BytesIO()
     palette.save(buffer, "GIF", **options)
     write("image_decode_fuzzer", "tiny-%s.gif" % name, buffer.getvalue())
+
+# The formats of format_decoders.h: TGA (raw, RLE, colour-mapped), ICO (PNG and BMP
+# entries), PCX, SGI, PPM/PGM/PBM and XBM from PIL; PSD, Sun raster (raw and
+# byte-encoded), SGI RLE, DCX and PAM written by hand (PIL does not write them).
+def pil(image, fmt, **options):
+    buffer = io.BytesIO()
+    image.save(buffer, fmt, **options)
+    return buffer.getvalue()
+rgba = rgb.convert("RGBA")
+tiny = {
+    "tiny.tga": pil(rgb, "TGA"), "tiny-rle.tga": pil(rgba, "TGA", compression="tga_rle"),
+    "tiny-P.tga": pil(palette, "TGA"), "tiny-L.tga": pil(rgb.convert("L"), "TGA"),
+    "tiny-png.ico": pil(rgba, "ICO", sizes=[(8, 8), (19, 13)]),
+    "tiny-bmp.ico": pil(rgba, "ICO", sizes=[(8, 8), (16, 16)], bitmap_format="bmp"),
+    "tiny.pcx": pil(rgb, "PCX"), "tiny-P.pcx": pil(palette, "PCX"),
+    "tiny-1.pcx": pil(rgb.convert("1"), "PCX"),
+    "tiny.sgi": pil(rgb, "SGI"), "tiny-L.sgi": pil(rgb.convert("L"), "SGI"),
+    "tiny.pgm": pil(rgb.convert("L"), "PPM"), "tiny.pbm": pil(rgb.convert("1"), "PPM"),
+    "tiny.xbm": pil(rgb.convert("1"), "XBM"),
+}
+w, h = rgb.size
+planes = [bytes(rgb.getdata(band=c)) for c in range(3)]
+tiny["tiny.psd"] = (b"8BPS" + struct.pack(">H6xHIIHH", 1, 3, h, w, 8, 3) + bytes(12) +
+                    struct.pack(">H", 0) + b"".join(planes))
+rows = [bytes([w - 1]) + planes[c][y * w:(y + 1) * w] for c in range(3) for y in range(h)]
+tiny["tiny-packbits.psd"] = (tiny["tiny.psd"][:38] + struct.pack(">H", 1) +
+                             b"".join(struct.pack(">H", len(r)) for r in rows) + b"".join(rows))
+bgr_rows = [b"".join(bytes(rgb.getpixel((x, y))[::-1]) for x in range(w)) for y in range(h)]
+sun_data = b"".join(r.ljust((w * 3 + 1) // 2 * 2, b"\0") for r in bgr_rows)
+tiny["tiny.ras"] = struct.pack(">8I", 0x59A66A95, w, h, 24, len(sun_data), 1, 0, 0) + sun_data
+sun_rle = b"\x80\x05\x10" + b"\x80\x00" + sun_data[7:]
+tiny["tiny-rle.ras"] = struct.pack(">8I", 0x59A66A95, w, h, 24, len(sun_rle), 2, 0, 0) + sun_rle
+gray = bytes(rgb.convert("L").getdata())
+sgi_rows = [bytes([0x80 | w]) + gray[y * w:(y + 1) * w] + b"\0" for y in range(h)]
+starts, at = [], 512 + 8 * h
+for r in sgi_rows:
+    starts.append(at)
+    at += len(r)
+tiny["tiny-rle.sgi"] = (struct.pack(">HBBHHHH", 474, 1, 1, 2, w, h, 1).ljust(512, b"\0") +
+                        struct.pack(">%dI" % h, *starts) +
+                        struct.pack(">%dI" % h, *[len(r) for r in sgi_rows]) + b"".join(sgi_rows))
+tiny["tiny.dcx"] = struct.pack("<II", 0x3ADE68B1, 12) + b"\0\0\0\0" + tiny["tiny.pcx"]
+tiny["tiny.pam"] = (b"P7\nWIDTH %d\nHEIGHT %d\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n"
+                    % (w, h)) + rgba.tobytes()
+for name, data in tiny.items():
+    write("image_decode_fuzzer", name, data)
 PY
