@@ -1,12 +1,14 @@
 // Image header parsing, decoding and JPEG encoding. JPEG goes through libjpeg-turbo
 // (TurboJPEG); GIF (its first frame) through giflib (gif_decoder.h); the other formats
 // through the libraries Debian's OpenCV uses (libpng, libtiff, libwebp, OpenJPEG, its own
-// BMP/PNM readers).
+// BMP/PNM readers); TGA, PSD, ICO/CUR, PCX, SGI, Sun raster, XBM, HEIF and AVIF through
+// format_decoders.h. docs/image-formats.md lists them all, and those refused by name.
 //
 // Every error is a DataError naming `path` (a label only; nothing is read from it),
 // with a reason a person can act on, e.g. "unsupported JPEG: lossless (SOF3)",
 // "unsupported JPEG: 12-bit samples", "truncated JPEG data", "not an image (unknown
-// signature)", "image too large: 30000x30000 pixels exceeds the limit of 268435456".
+// signature)", "not an image: DDS texture (unsupported)", "image too large: 30000x30000
+// pixels exceeds the limit of 268435456".
 #pragma once
 
 #include <cstdint>
