@@ -6,8 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include "image/codec_internal.h"
 #include "image/format_decoders.h"
@@ -16,6 +14,7 @@
 #include "image/jpeg_lib.h"
 #include "image/jpeg_markers.h"
 #include "image/jpeg_region_decoder.h"
+#include "image/opencv_decoder.h"
 #include "image/orientation.h"
 #include "util/error.h"
 
@@ -228,66 +227,6 @@ Image DecodeJpeg(std::string_view bytes, const std::string& path, const ImageInf
   return ApplyExifOrientation(std::move(image), info.orientation);
 }
 
-// Copies an 8-bit OpenCV image (BGR or gray) into RGB or gray pixels.
-Image FromMat(const cv::Mat& mat) {
-  Image image;
-  image.width = mat.cols;
-  image.height = mat.rows;
-  image.channels = mat.channels();
-  image.pixels.resize(image.row_bytes() * image.height);
-  for (int y = 0; y < image.height; ++y) {
-    const uint8_t* src = mat.ptr<uint8_t>(y);
-    uint8_t* dst = image.row(y);
-    if (image.channels == 3) {
-      for (int x = 0; x < image.width; ++x, src += 3, dst += 3) {
-        dst[0] = src[2];
-        dst[1] = src[1];
-        dst[2] = src[0];
-      }
-    } else {
-      std::memcpy(dst, src, image.row_bytes());
-    }
-  }
-  return image;
-}
-
-Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const ImageInfo& info,
-                       int channels) {
-  const std::string name = ImageFormatName(info.format);
-  if (bytes.size() > INT_MAX) throw DataError(path, std::nullopt, name + " file over 2 GiB");
-  // Without OpenCV's EXIF rotation (PNG, WebP): imgpipe applies EXIF only to JPEG. A
-  // TIFF's Orientation tag OpenCV's TIFF decoder applies itself, as Pillow does
-  // (ParseTiff): its size is the header's after that orientation (decoded_width()).
-  int flags = (channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR) |
-              cv::IMREAD_IGNORE_ORIENTATION;
-  cv::Mat mat;
-  try {
-    cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1,
-                   const_cast<char*>(bytes.data()));
-    mat = cv::imdecode(buffer, flags);
-    if (!mat.empty() && mat.depth() != CV_8U) {  // IMREAD_COLOR gives 8 bits; be sure
-      cv::Mat narrow;
-      double scale = mat.depth() == CV_16U ? 1.0 / 257 : mat.depth() >= CV_32F ? 255.0 : 1.0;
-      mat.convertTo(narrow, CV_8U, scale);
-      mat = narrow;
-    }
-  } catch (const cv::Exception& e) {
-    throw DataError(path, std::nullopt, "cannot decode " + name + ": " + e.err);
-  }
-  if (mat.empty()) {
-    throw DataError(path, std::nullopt, "corrupt or truncated " + name + " data");
-  }
-  if (mat.cols != info.decoded_width() || mat.rows != info.decoded_height() ||
-      mat.channels() != channels) {
-    throw DataError(path, std::nullopt,
-                    name + " decoded to " + std::to_string(mat.cols) + "x" +
-                        std::to_string(mat.rows) + "x" + std::to_string(mat.channels()) +
-                        ", but its header says " + std::to_string(info.decoded_width()) + "x" +
-                        std::to_string(info.decoded_height()) +
-                        (info.orientation >= 5 ? " (oriented)" : ""));
-  }
-  return FromMat(mat);
-}
 
 }  // namespace
 

@@ -2,7 +2,8 @@
 """Writes TIFF and BMP variants for decode_warnings_test.cc to compare with Pillow.
 
 Usage: pil_tiff_bmp.py OUT_DIR. Writes into OUT_DIR:
-- orient-N.tif, N = 1..8: an RGB TIFF with Orientation N (and orient-N-gray.tif, L);
+- orient-N.tif, N = 1..8: an RGB TIFF with Orientation N (and orient-N-gray.tif, L,
+  orient-N-RGBA.tif, orient-N-I16.tif, orient-N-F.tif);
 - tiff-MODE-COMPRESSION[-tiled|-strips|-pred|-be].tif: Pillow's TIFF writer for modes
   1, L, LA, P, RGB, RGBA, CMYK, I;16, F and compressions raw, tiff_lzw, tiff_deflate,
   tiff_adobe_deflate, packbits, jpeg (where Pillow writes them), tiled, several strips,
@@ -35,7 +36,9 @@ def gradient(mode):
         rgba.putalpha(Image.new("L", (W, H), 200))
         return rgba
     if mode == "LA":
-        return rgb.convert("LA")
+        la = rgb.convert("LA")
+        la.putalpha(Image.new("L", (W, H), 120))
+        return la
     if mode == "P":
         return rgb.quantize(64)
     if mode == "I;16":
@@ -58,6 +61,11 @@ def write_orientations(out):
         ifd[274] = n
         gradient("L").save(os.path.join(out, "orient-%d-gray.tif" % n), tiffinfo=ifd,
                            compression="tiff_lzw")
+        for mode in ("RGBA", "I;16", "F"):
+            ifd = TiffImagePlugin.ImageFileDirectory_v2()
+            ifd[274] = n
+            name = "orient-%d-%s.tif" % (n, mode.replace(";", ""))
+            gradient(mode).save(os.path.join(out, name), tiffinfo=ifd)
 
 
 def write_tiffs(out):

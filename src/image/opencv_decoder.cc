@@ -1,0 +1,206 @@
+#include "image/opencv_decoder.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include "image/byte_order.h"
+#include "image/codec_internal.h"
+#include "image/image_format.h"
+#include "image/image_header.h"
+#include "util/error.h"
+
+namespace imgpipe {
+namespace {
+
+constexpr int kTiffBitsPerSample = 258;
+constexpr int kTiffPhotometric = 262;
+constexpr int kTiffSamplesPerPixel = 277;
+constexpr int kTiffExtraSamples = 338;
+constexpr int kTiffSampleFormat = 339;
+constexpr int kTiffShort = 3;
+
+// How a file's decode departs from a plain cv::imdecode (the header's list).
+struct OpenCvFix {
+  uint64_t unassociated_alpha = 0;  // where ExtraSamples' value 2 lies, to read as 0; 0: none
+  bool deep_gray = false;           // TIFF gray with 16-bit or float samples
+  int bmp16 = 0;                    // 555 or 565: a 16-bit BMP's layout; 0: none
+};
+
+// The layout of a 16-bit BMP's pixels that OpenCV reads (5-5-5 plain, or bit fields
+// 5-6-5 or 5-5-5), else 0.
+int Bmp16Layout(std::string_view bytes) {
+  if (!HasBytes(bytes, 0, 66) || LoadU32(bytes, 14, false) < 40 || LoadU16(bytes, 28, false) != 16) {
+    return 0;
+  }
+  const uint32_t compression = LoadU32(bytes, 30, false);
+  if (compression == 0) return 555;
+  if (compression != 3) return 0;
+  // BI_BITFIELDS: the red, green and blue masks follow the 40-byte header (or are its
+  // next fields, in the larger ones): at 54 either way.
+  const uint32_t r = LoadU32(bytes, 54, false), g = LoadU32(bytes, 58, false),
+                 b = LoadU32(bytes, 62, false);
+  if (r == 0xF800 && g == 0x07E0 && b == 0x001F) return 565;
+  if (r == 0x7C00 && g == 0x03E0 && b == 0x001F) return 555;
+  return 0;
+}
+
+OpenCvFix FixFor(std::string_view bytes, const std::string& path, const ImageInfo& info) {
+  OpenCvFix fix;
+  if (info.format == ImageFormat::kBmp) fix.bmp16 = Bmp16Layout(bytes);
+  if (info.format != ImageFormat::kTiff) return fix;
+  int64_t bits = 8, photometric = -1, samples = 1, sample_format = 1;
+  for (const TiffEntry& e : ReadTiffEntries(bytes, path)) {
+    if (e.tag == kTiffBitsPerSample && e.value > 0) bits = e.value;  // one sample: inline
+    if (e.tag == kTiffPhotometric) photometric = e.value;
+    if (e.tag == kTiffSamplesPerPixel && e.value > 0) samples = e.value;
+    if (e.tag == kTiffSampleFormat && e.value > 0) sample_format = e.value;
+    if (e.tag == kTiffExtraSamples && e.type == kTiffShort && e.count == 1 && e.value == 2) {
+      fix.unassociated_alpha = e.value_offset;
+    }
+  }
+  fix.deep_gray = samples == 1 && photometric == 1 &&
+                  (bits == 16 || (bits == 32 && sample_format == 3));
+  return fix;
+}
+
+// Pillow's 8-bit value of a 16-bit or float gray sample: clipped to 0..255, a float
+// truncated (its F -> L conversion).
+template <typename T>
+uint8_t ClipToByte(T v) {
+  if (!(v > 0)) return 0;  // NaN too
+  if (v >= 255) return 255;
+  return static_cast<uint8_t>(v);
+}
+
+// `mat`, one channel of 16-bit or float samples, clipped to bytes as Pillow does, as
+// `channels` (1, or 3 equal ones).
+Image FromDeepGray(const cv::Mat& mat, int channels) {
+  Image image;
+  image.width = mat.cols;
+  image.height = mat.rows;
+  image.channels = channels;
+  image.pixels.resize(image.row_bytes() * image.height);
+  for (int y = 0; y < image.height; ++y) {
+    uint8_t* dst = image.row(y);
+    for (int x = 0; x < image.width; ++x) {
+      const uint8_t v = mat.depth() == CV_16U ? ClipToByte(mat.at<uint16_t>(y, x))
+                                              : ClipToByte(mat.at<float>(y, x));
+      std::memset(dst + static_cast<size_t>(x) * channels, v, channels);
+    }
+  }
+  return image;
+}
+
+// Maps OpenCV's widening of a 16-bit BMP's samples (BGR, 8 bits) to Pillow's.
+void WidenBmp16AsPillow(cv::Mat& bgr, int layout) {
+  uint8_t five[256], six[256];
+  for (int v = 0; v < 256; ++v) {
+    five[v] = static_cast<uint8_t>((v >> 3) * 255 / 31);
+    six[v] = static_cast<uint8_t>((v >> 2) * 255 / 63);
+  }
+  for (int y = 0; y < bgr.rows; ++y) {
+    uint8_t* p = bgr.ptr<uint8_t>(y);
+    for (int x = 0; x < bgr.cols; ++x, p += 3) {
+      p[0] = five[p[0]];
+      p[1] = layout == 565 ? six[p[1]] : five[p[1]];
+      p[2] = five[p[2]];
+    }
+  }
+}
+
+// Copies an 8-bit OpenCV image (BGR or gray) into RGB or gray pixels; BGR into gray
+// (`channels` 1) by Luma.
+Image FromMat(const cv::Mat& mat, int channels) {
+  Image image;
+  image.width = mat.cols;
+  image.height = mat.rows;
+  image.channels = channels;
+  image.pixels.resize(image.row_bytes() * image.height);
+  for (int y = 0; y < image.height; ++y) {
+    const uint8_t* src = mat.ptr<uint8_t>(y);
+    uint8_t* dst = image.row(y);
+    if (mat.channels() == 1) {
+      std::memcpy(dst, src, image.row_bytes());
+      continue;
+    }
+    for (int x = 0; x < image.width; ++x, src += 3) {
+      if (channels == 1) {
+        *dst++ = Luma(src[2], src[1], src[0]);
+      } else {
+        *dst++ = src[2];
+        *dst++ = src[1];
+        *dst++ = src[0];
+      }
+    }
+  }
+  return image;
+}
+
+// cv::imdecode of `bytes` with `flags`, narrowed to 8 bits unless `keep_depth`.
+cv::Mat Imdecode(std::string_view bytes, int flags, bool keep_depth) {
+  cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+  cv::Mat mat = cv::imdecode(buffer, flags);
+  if (!keep_depth && !mat.empty() && mat.depth() != CV_8U) {  // IMREAD_COLOR gives 8 bits
+    cv::Mat narrow;
+    double scale = mat.depth() == CV_16U ? 1.0 / 257 : mat.depth() >= CV_32F ? 255.0 : 1.0;
+    mat.convertTo(narrow, CV_8U, scale);
+    mat = narrow;
+  }
+  return mat;
+}
+
+}  // namespace
+
+Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const ImageInfo& info,
+                       int channels) {
+  const std::string name = ImageFormatName(info.format);
+  if (bytes.size() > INT_MAX) throw DataError(path, std::nullopt, name + " file over 2 GiB");
+  // 1. What OpenCV would decode otherwise than Pillow.
+  const OpenCvFix fix = FixFor(bytes, path, info);
+  std::string copy;  // the bytes with unassociated alpha marked "unspecified"
+  std::string_view input = bytes;
+  if (fix.unassociated_alpha != 0) {
+    copy.assign(bytes);
+    copy[fix.unassociated_alpha] = copy[fix.unassociated_alpha + 1] = 0;
+    input = copy;
+  }
+  // 2. Decode, without OpenCV's EXIF rotation (PNG, WebP): imgpipe applies EXIF only to
+  //    JPEG. A TIFF's Orientation tag OpenCV's TIFF reader applies itself.
+  int flags = cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION;
+  if (fix.deep_gray) {
+    flags = cv::IMREAD_UNCHANGED;
+  } else if (channels == 1 && fix.bmp16 == 0) {
+    flags = cv::IMREAD_GRAYSCALE | cv::IMREAD_IGNORE_ORIENTATION;
+  }
+  cv::Mat mat;
+  try {
+    mat = Imdecode(input, flags, fix.deep_gray);
+  } catch (const cv::Exception& e) {
+    throw DataError(path, std::nullopt, "cannot decode " + name + ": " + e.err);
+  }
+  if (mat.empty()) {
+    throw DataError(path, std::nullopt, "corrupt or truncated " + name + " data");
+  }
+  const bool deep = fix.deep_gray && mat.channels() == 1 &&
+                    (mat.depth() == CV_16U || mat.depth() == CV_32F);
+  const bool bmp16 = fix.bmp16 != 0 && mat.channels() == 3;
+  const int decoded_channels = deep || bmp16 ? channels : mat.channels();
+  if (mat.cols != info.decoded_width() || mat.rows != info.decoded_height() ||
+      decoded_channels != channels || (!deep && mat.depth() != CV_8U)) {
+    throw DataError(path, std::nullopt,
+                    name + " decoded to " + std::to_string(mat.cols) + "x" +
+                        std::to_string(mat.rows) + "x" + std::to_string(mat.channels()) +
+                        ", but its header says " + std::to_string(info.decoded_width()) + "x" +
+                        std::to_string(info.decoded_height()) +
+                        (info.orientation >= 5 ? " (oriented)" : ""));
+  }
+  // 3. Pillow's pixels.
+  if (deep) return FromDeepGray(mat, channels);
+  if (bmp16) WidenBmp16AsPillow(mat, fix.bmp16);
+  return FromMat(mat, channels);
+}
+
+}  // namespace imgpipe
