@@ -38,7 +38,11 @@ PcxHeader ParseHeader(std::string_view bytes, const std::string& path) {
     throw DataError(path, h.start + 3, "unsupported PCX: " + std::to_string(h.bits) +
                                            " bits x " + std::to_string(h.planes) + " planes");
   }
-  if (h.width >= 1 && uint64_t{h.stride} * 8 < uint64_t(h.width) * h.bits) {
+  if (h.width < 1 || h.height < 1) {
+    throw DataError(path, h.start + 4, "invalid PCX: window of " + std::to_string(h.width) +
+                                           "x" + std::to_string(h.height) + " pixels");
+  }
+  if (uint64_t{h.stride} * 8 < uint64_t(h.width) * h.bits) {
     throw DataError(path, h.start + 66, "invalid PCX: " + std::to_string(h.stride) +
                                             " bytes per line for " + std::to_string(h.width) +
                                             " pixels");

@@ -51,6 +51,9 @@ TEST(PcxDecoderTest, BadDataIsADataError) {
   DecodeFailure cut = FailureOf(pcx.substr(0, pcx.size() - 3));
   EXPECT_EQ(cut.reason, "truncated PCX data: 13 of 16 bytes");
   EXPECT_EQ(cut.offset, pcx.size() - 3);
+  std::string window = pcx;
+  window[4] = 9;  // x0 past x1 (3)
+  EXPECT_EQ(FailureOf(window).reason, "invalid PCX: window of -5x4 pixels");
   EXPECT_EQ(FailureOf(PcxHeader(4, 4, 8, 2, 4) + std::string(32, '\x01')).reason,
             "unsupported PCX: 8 bits x 2 planes");
   EXPECT_EQ(FailureOf(PcxHeader(40, 4, 8, 1, 4) + std::string(160, '\x01')).reason,
