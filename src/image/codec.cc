@@ -89,6 +89,7 @@ std::string JpegReason(const std::string& message) {
     return "truncated JPEG data (premature end of data segment)";
   }
   if (starts_with("Corrupt JPEG data: ")) return "corrupt JPEG data: " + message.substr(19);
+  if (starts_with("Warning: ")) return message.substr(9);  // "unknown JFIF revision number 2.01"
   if (starts_with("Progressive JPEG image has more than")) {
     return "unsupported JPEG: " + message + " (decompression-bomb guard)";
   }

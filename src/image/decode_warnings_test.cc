@@ -166,6 +166,24 @@ TEST(DecodeWarningsTest, ExtraneousBytesInRestartMarkedFilesDecodeAsPillowDoes) 
   }
 }
 
+// Another warning IsFatalJpegWarning accepts, about metadata: an unknown JFIF major
+// version (JWRN_JFIF_MAJOR). (libjpeg-turbo 2.1.5 emits neither JWRN_NOT_SEQUENTIAL for
+// a baseline scan with Se = 0 nor JWRN_ADOBE_XFORM for an Adobe segment with transform 7
+// in a file with or without JFIF: tried, no warning, so they are not tested here.)
+TEST(DecodeWarningsTest, UnknownJfifVersionDecodesAsPillowDoes) {
+  const std::string clean = ReadFile(TestDataPath(kAnt));
+  std::string jfif2 = clean;
+  const size_t jfif = jfif2.find("JFIF\0"s);
+  ASSERT_NE(jfif, std::string::npos);
+  jfif2[jfif + 5] = 2;  // version 2.x
+  std::map<std::string, std::string> files = {{"jfif2.jpg", jfif2}};
+  const auto pil = PillowDecodes(TestDir("other_warnings"), files);
+  for (const auto& [name, bytes] : files) {
+    ASSERT_TRUE(pil.at(name)) << "Pillow refused " << name;
+    ExpectAcceptedEverywhere(bytes, clean, *pil.at(name), name, /*in_header=*/true);
+  }
+}
+
 // A truncated file (a padded one too) is refused by Pillow ("image file is truncated")
 // and by every imgpipe path, even a crop above the cut, and without only its EOI.
 TEST(DecodeWarningsTest, TruncatedJpegsStayErrorsEverywhere) {
