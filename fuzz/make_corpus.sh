@@ -85,6 +85,10 @@ tiny_jpegs = {
     "gray.jpg": jpeg(rgb.convert("L")), "cmyk.jpg": jpeg(rgb.convert("CMYK")),
     "exif6.jpg": jpeg(rgb, exif=exif.tobytes()),
 }
+# Extraneous bytes before DQT and before EOI: libjpeg warnings imgpipe accepts.
+padded = tiny_jpegs["420.jpg"]
+padded = padded.replace(b"\xff\xdb", b"\0\0\xff\xdb", 1)
+tiny_jpegs["padded.jpg"] = padded[:-2] + b"\x5a" * 40 + b"\xff\xd9"
 for name, data in tiny_jpegs.items():
     write("image_decode_fuzzer", "tiny-" + name, data)
     write("jpeg_region_fuzzer", "tiny-" + name, data)
@@ -96,6 +100,11 @@ for fmt, ext in (("BMP", "bmp"), ("PPM", "ppm"), ("TIFF", "tiff")):
     buffer = io.BytesIO()
     rgb.save(buffer, fmt)
     write("image_decode_fuzzer", "tiny." + ext, buffer.getvalue())
+for mode in ("RGB", "RGBA", "I;16"):  # TIFF orientation 6 (width and height swap)
+    buffer = io.BytesIO()
+    rgb.convert(mode if mode != "I;16" else "I").convert(mode).save(
+        buffer, "TIFF", tiffinfo={274: 6})
+    write("image_decode_fuzzer", "tiny-exif6-%s.tiff" % mode.replace(";", ""), buffer.getvalue())
 palette = rgb.quantize(32)
 for name, options in (("plain", {"interlace": False}), ("interlaced", {"interlace": True}),
                       ("transparent", {"transparency": 3}),
