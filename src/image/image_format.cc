@@ -96,7 +96,7 @@ ImageFormat DetectImageFormat(std::string_view bytes) {
   }
   // P1..P6 (PBM, PGM, PPM, plain and raw) and P7 (PAM), followed by whitespace.
   if (bytes.size() >= 3 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '7' &&
-      IsPnmWhitespace(bytes[2])) {
+      IsPnmWhitespace(bytes[2]) && !StartsWith(bytes, "P7 332"sv)) {  // XV thumbnail
     return ImageFormat::kPnm;
   }
   // ICO and CUR: reserved 0, type 1 (icon) or 2 (cursor), at least one entry.

@@ -117,6 +117,8 @@ TEST(ImageFormatTest, NamesFormatsItDoesNotDecode) {
   EXPECT_STREQ(UnsupportedImageFormatName("Image type: RGB image\r\n"), "IFUNC image (IM)");
   EXPECT_STREQ(UnsupportedImageFormatName("%!PS-Adobe-3.0 EPSF-3.0"), "Encapsulated PostScript (EPS)");
   EXPECT_STREQ(UnsupportedImageFormatName("qoif\0\0"s), "QOI");
+  EXPECT_EQ(DetectImageFormat("P7 332\n#XVVERSION:Version 2.28"), ImageFormat::kUnknown);
+  EXPECT_STREQ(UnsupportedImageFormatName("P7 332\n#XVVERSION:Version 2.28"), "XV thumbnail");
   std::string fli = "\0\0\0\0\x11\xAF\x01\0\x40\0\x40\0\x08\0"s + std::string(114, '\0');
   EXPECT_STREQ(UnsupportedImageFormatName(fli), "Autodesk animation (FLI)");
   EXPECT_EQ(UnsupportedImageFormatName(fli.substr(0, 64)), nullptr);
