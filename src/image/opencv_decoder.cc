@@ -66,6 +66,16 @@ OpenCvFix FixFor(std::string_view bytes, const std::string& path, const ImageInf
   return fix;
 }
 
+// An image of `mat`'s size with `channels` channels, its pixels allocated.
+Image ImageOfSize(const cv::Mat& mat, int channels) {
+  Image image;
+  image.width = mat.cols;
+  image.height = mat.rows;
+  image.channels = channels;
+  image.pixels.resize(image.row_bytes() * image.height);
+  return image;
+}
+
 // Pillow's 8-bit value of a 16-bit or float gray sample: clipped to 0..255, a float
 // truncated (its F -> L conversion).
 template <typename T>
@@ -78,11 +88,7 @@ uint8_t ClipToByte(T v) {
 // `mat`, one channel of 16-bit or float samples, clipped to bytes as Pillow does, as
 // `channels` (1, or 3 equal ones).
 Image FromDeepGray(const cv::Mat& mat, int channels) {
-  Image image;
-  image.width = mat.cols;
-  image.height = mat.rows;
-  image.channels = channels;
-  image.pixels.resize(image.row_bytes() * image.height);
+  Image image = ImageOfSize(mat, channels);
   for (int y = 0; y < image.height; ++y) {
     uint8_t* dst = image.row(y);
     for (int x = 0; x < image.width; ++x) {
@@ -114,11 +120,7 @@ void WidenBmp16AsPillow(cv::Mat& bgr, int layout) {
 // Copies an 8-bit OpenCV image (BGR or gray) into RGB or gray pixels; BGR into gray
 // (`channels` 1) by Luma.
 Image FromMat(const cv::Mat& mat, int channels) {
-  Image image;
-  image.width = mat.cols;
-  image.height = mat.rows;
-  image.channels = channels;
-  image.pixels.resize(image.row_bytes() * image.height);
+  Image image = ImageOfSize(mat, channels);
   for (int y = 0; y < image.height; ++y) {
     const uint8_t* src = mat.ptr<uint8_t>(y);
     uint8_t* dst = image.row(y);

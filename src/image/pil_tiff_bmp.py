@@ -154,28 +154,24 @@ def write_bmps(out):
     bmp(out, "bmp-4", 4, [pad(bytes(index[y][x] << 4 | (index[y][x + 1] if x + 1 < W else 0)
                                     for x in range(0, W, 2))) for y in order], palette)
     bmp(out, "bmp-8-palette", 8, [pad(bytes(index[y])) for y in order], palette)
-    rle8 = b""
+    bmp(out, "bmp-rle8", 8, rle(index, order, lambda i: i), palette, compression=1)
+    bmp(out, "bmp-rle4", 4, rle(index, order, lambda i: i << 4 | i), palette, compression=2)
+
+
+def rle(index, order, code):
+    """BMP RLE data of the rows `order` of `index`: runs (count, code(index)), an
+    end-of-line after each row, end-of-bitmap after the last."""
+    data = b""
     for y in order:
         x = 0
         while x < W:
             run = 1
             while x + run < W and run < 255 and index[y][x + run] == index[y][x]:
                 run += 1
-            rle8 += bytes((run, index[y][x]))
+            data += bytes((run, code(index[y][x])))
             x += run
-        rle8 += b"\0\0"
-    bmp(out, "bmp-rle8", 8, rle8[:-2] + b"\0\1", palette, compression=1)
-    rle4 = b""
-    for y in order:
-        x = 0
-        while x < W:
-            run = 1
-            while x + run < W and run < 255 and index[y][x + run] == index[y][x]:
-                run += 1
-            rle4 += bytes((run, index[y][x] << 4 | index[y][x]))
-            x += run
-        rle4 += b"\0\0"
-    bmp(out, "bmp-rle4", 4, rle4[:-2] + b"\0\1", palette, compression=2)
+        data += b"\0\0"
+    return data[:-2] + b"\0\1"
 
 
 def main(out):
