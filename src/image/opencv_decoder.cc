@@ -25,7 +25,7 @@ constexpr int kTiffShort = 3;
 // How a file's decode departs from a plain cv::imdecode (the header's list).
 struct OpenCvFix {
   uint64_t unassociated_alpha = 0;  // where ExtraSamples' value 2 lies, to read as 0; 0: none
-  bool deep_gray = false;           // TIFF gray with 16-bit or float samples
+  bool float_gray = false;          // TIFF gray with 32-bit float samples
   int bmp16 = 0;                    // 555 or 565: a 16-bit BMP's layout; 0: none
 };
 
@@ -61,8 +61,7 @@ OpenCvFix FixFor(std::string_view bytes, const std::string& path, const ImageInf
       fix.unassociated_alpha = e.value_offset;
     }
   }
-  fix.deep_gray = samples == 1 && photometric == 1 &&
-                  (bits == 16 || (bits == 32 && sample_format == 3));
+  fix.float_gray = samples == 1 && photometric == 1 && bits == 32 && sample_format == 3;
   return fix;
 }
 
@@ -76,24 +75,22 @@ Image ImageOfSize(const cv::Mat& mat, int channels) {
   return image;
 }
 
-// Pillow's 8-bit value of a 16-bit or float gray sample: clipped to 0..255, a float
-// truncated (its F -> L conversion).
-template <typename T>
-uint8_t ClipToByte(T v) {
+// Pillow's 8-bit value of a float gray sample (its F -> L conversion): clipped to
+// 0..255 and truncated.
+uint8_t ClipToByte(float v) {
   if (!(v > 0)) return 0;  // NaN too
   if (v >= 255) return 255;
   return static_cast<uint8_t>(v);
 }
 
-// `mat`, one channel of 16-bit or float samples, clipped to bytes as Pillow does, as
-// `channels` (1, or 3 equal ones).
-Image FromDeepGray(const cv::Mat& mat, int channels) {
+// `mat`, one channel of float samples, clipped to bytes as Pillow does, as `channels`
+// (1, or 3 equal ones).
+Image FromFloatGray(const cv::Mat& mat, int channels) {
   Image image = ImageOfSize(mat, channels);
   for (int y = 0; y < image.height; ++y) {
     uint8_t* dst = image.row(y);
     for (int x = 0; x < image.width; ++x) {
-      const uint8_t v = mat.depth() == CV_16U ? ClipToByte(mat.at<uint16_t>(y, x))
-                                              : ClipToByte(mat.at<float>(y, x));
+      const uint8_t v = ClipToByte(mat.at<float>(y, x));
       std::memset(dst + static_cast<size_t>(x) * channels, v, channels);
     }
   }
@@ -172,26 +169,25 @@ Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const Im
   // 2. Decode, without OpenCV's EXIF rotation (PNG, WebP): imgpipe applies EXIF only to
   //    JPEG. A TIFF's Orientation tag OpenCV's TIFF reader applies itself.
   int flags = cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION;
-  if (fix.deep_gray) {
+  if (fix.float_gray) {
     flags = cv::IMREAD_UNCHANGED;
   } else if (channels == 1 && fix.bmp16 == 0) {
     flags = cv::IMREAD_GRAYSCALE | cv::IMREAD_IGNORE_ORIENTATION;
   }
   cv::Mat mat;
   try {
-    mat = Imdecode(input, flags, fix.deep_gray);
+    mat = Imdecode(input, flags, fix.float_gray);
   } catch (const cv::Exception& e) {
     throw DataError(path, std::nullopt, "cannot decode " + name + ": " + e.err);
   }
   if (mat.empty()) {
     throw DataError(path, std::nullopt, "corrupt or truncated " + name + " data");
   }
-  const bool deep = fix.deep_gray && mat.channels() == 1 &&
-                    (mat.depth() == CV_16U || mat.depth() == CV_32F);
+  const bool floats = fix.float_gray && mat.channels() == 1 && mat.depth() == CV_32F;
   const bool bmp16 = fix.bmp16 != 0 && mat.channels() == 3;
-  const int decoded_channels = deep || bmp16 ? channels : mat.channels();
+  const int decoded_channels = floats || bmp16 ? channels : mat.channels();
   if (mat.cols != info.decoded_width() || mat.rows != info.decoded_height() ||
-      decoded_channels != channels || (!deep && mat.depth() != CV_8U)) {
+      decoded_channels != channels || (!floats && mat.depth() != CV_8U)) {
     throw DataError(path, std::nullopt,
                     name + " decoded to " + std::to_string(mat.cols) + "x" +
                         std::to_string(mat.rows) + "x" + std::to_string(mat.channels()) +
@@ -200,7 +196,7 @@ Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const Im
                         (info.orientation >= 5 ? " (oriented)" : ""));
   }
   // 3. Pillow's pixels.
-  if (deep) return FromDeepGray(mat, channels);
+  if (floats) return FromFloatGray(mat, channels);
   if (bmp16) WidenBmp16AsPillow(mat, fix.bmp16);
   return FromMat(mat, channels);
 }

@@ -9,9 +9,10 @@
 //   uses for 8-bit output, multiplies the colour by alpha; Pillow keeps the colour as
 //   stored. OpenCV reads a copy whose tag says "unspecified" (libtiff then passes the
 //   stored colour through).
-// - TIFF gray with 16-bit or 32-bit float samples: OpenCV scales 16 bits by 1/256 and
-//   refuses floats for 8-bit output; Pillow clips both to 0..255, truncating floats.
-//   They are decoded at their depth and clipped so.
+// - TIFF gray with 32-bit float samples: OpenCV refuses them for 8-bit output; Pillow
+//   clips them to 0..255, truncating. They are decoded as floats and clipped so.
+//   (16-bit samples keep their high byte, as in PNG and PNM: docs/image-formats.md.
+//   Pillow clips those too, which keeps nothing of most 16-bit images.)
 // - BMP with 16-bit pixels (5-5-5, or 5-6-5 bit fields): OpenCV widens a 5-bit sample
 //   v to v << 3, Pillow to v * 255 / 31 (a 6-bit one to v * 255 / 63); OpenCV's values
 //   are mapped to Pillow's.

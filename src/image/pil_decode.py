@@ -5,6 +5,10 @@ Usage: pil_decode.py OUT_DIR FILE... For each FILE, with NAME its base name with
 the extension: OUT_DIR/NAME.rgb, Image.open(FILE).convert("RGB") raw (HWC), and
 NAME.txt, "WIDTH HEIGHT"; or, where Pillow refuses the file, NAME.error with its
 message. Exits non-zero on anything else (a missing OUT_DIR, say).
+
+16-bit gray (Pillow's modes "I;16..." and "I") is the one exception, as in
+python/tests/test_decode_parity.py: Pillow's convert clips each value to 255; imgpipe
+keeps the high byte (docs/image-formats.md), so the reference is Pillow's value >> 8.
 """
 import os
 import sys
@@ -16,7 +20,13 @@ def decode(path, out):
     stem = os.path.join(out, os.path.splitext(os.path.basename(path))[0])
     try:
         with Image.open(path) as image:
-            rgb = image.convert("RGB")
+            if image.mode.startswith("I;16") or image.mode == "I":
+                high = [min(v >> 8, 255) for v in image.getdata()]
+                gray = Image.new("L", image.size)
+                gray.putdata(high)
+                rgb = gray.convert("RGB")
+            else:
+                rgb = image.convert("RGB")
     except (OSError, SyntaxError, ValueError) as e:
         with open(stem + ".error", "w") as f:
             f.write("%s\n" % e)

@@ -37,8 +37,9 @@ std::vector<std::string> VariantsIn(const std::string& dir, const std::string& p
 // Each variant `prefix`* of `dir` that Pillow decodes, DecodeImage decodes to Pillow's
 // pixels (max difference 0: all are lossless, or JPEG-in-TIFF through the same libjpeg)
 // and, in gray, to one channel of the same size. Among them the cases where OpenCV's
-// pixels differ from Pillow's (opencv_decoder.h): unassociated alpha, 16-bit and float
-// gray TIFFs, 16-bit BMPs.
+// pixels differ from Pillow's (opencv_decoder.h): unassociated alpha and float gray
+// TIFFs, 16-bit BMPs. 16-bit gray is compared with Pillow's values' high byte, as
+// imgpipe keeps it (pil_decode.py; docs/image-formats.md).
 void ExpectPillowsPixels(const std::string& dir, const std::string& prefix) {
   const std::vector<std::string> names = VariantsIn(dir, prefix);
   ASSERT_FALSE(names.empty()) << prefix;
