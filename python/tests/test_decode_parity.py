@@ -217,6 +217,12 @@ def handmade_files():
         ("hand-SUN-24-rle", _sun_raster(even, 24, True)),
         ("hand-SUN-8-colormap", _sun_raster(few, 8, False)),
         ("hand-SUN-8-colormap-rle", _sun_raster(few_even, 8, True)),
+        # DCX: its magic, the page offsets (ending in 0), then PCX pages; the first is read.
+        ("hand-DCX", struct.pack("<III", 0x3ADE68B1, 12, 0) + _save(_picture("RGB"), "PCX")),
+        # CUR: an ICO of BMP entries with type 2 (the hot spot where ICO keeps planes and
+        # bit count, which Pillow's CUR reader ignores too).
+        ("hand-CUR", b"\0\0\2\0" + _save(_picture("RGBA", (32, 32)), "ICO", sizes=[(32, 32)],
+                                         bitmap_format="bmp")[4:]),
     ]
 
 
