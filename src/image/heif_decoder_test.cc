@@ -48,7 +48,8 @@ std::string Encode(heif_compression_format format, int width, int height,
   std::string out;
   if (heif_context_encode_image(ctx, image, encoder, nullptr, nullptr).code == heif_error_Ok) {
     heif_writer writer{1, [](heif_context*, const void* data, size_t size, void* user) {
-                         static_cast<std::string*>(user)->append(static_cast<const char*>(data), size);
+                         auto* bytes = static_cast<const char*>(data);
+                         static_cast<std::string*>(user)->append(bytes, size);
                          return heif_error{heif_error_Ok, heif_suberror_Unspecified, ""};
                        }};
     heif_context_write(ctx, &writer, &out);

@@ -20,12 +20,14 @@ struct IcoEntry {
   uint64_t size = 0;
 };
 
-// The entry Pillow's IcoFile puts first: the largest area, then the deepest, then the
-// last of equals (its sort is stable and reversed).
+// The entry Pillow reads: for an icon, the one its IcoFile puts first (the largest
+// area, then the deepest, then the last of equals: its sort is stable and reversed).
 IcoEntry ChooseEntry(std::string_view bytes, const std::string& path) {
   const uint32_t count = LoadU16(bytes, 4, false);
   RequireBytes(bytes, 6, uint64_t{16} * count, path, "ICO directory");
+  const bool cursor = LoadU16(bytes, 2, false) == 2;
   IcoEntry best;
+  uint32_t best_width = 0, best_height = 0;
   bool first = true;
   for (uint32_t i = 0; i < count; ++i) {
     const size_t at = 6 + size_t{16} * i;
@@ -36,7 +38,16 @@ IcoEntry ChooseEntry(std::string_view bytes, const std::string& path) {
     e.depth = bits ? bits : colors ? static_cast<uint32_t>(std::ceil(std::log2(colors))) : 256;
     e.size = LoadU32(bytes, at + 8, false);
     e.offset = LoadU32(bytes, at + 12, false);
-    if (first || e.area > best.area || (e.area == best.area && e.depth >= best.depth)) best = e;
+    // A cursor keeps its hot spot where an icon keeps planes and bits: Pillow's CUR
+    // reader takes the first entry, then any later one wider and taller (byte fields).
+    const bool better =
+        cursor ? width > best_width && height > best_height
+               : e.area > best.area || (e.area == best.area && e.depth >= best.depth);
+    if (first || better) {
+      best = e;
+      best_width = width;
+      best_height = height;
+    }
     first = false;
   }
   if (best.offset >= bytes.size()) {

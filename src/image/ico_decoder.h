@@ -1,7 +1,8 @@
 // ICO and CUR: a directory of images, each a PNG file or a BMP DIB (its height doubled
 // for the AND mask that follows the colour bitmap). imgpipe reads the entry Pillow
-// reads: the largest (width x height from the directory, 0 meaning 256), then the
-// deepest colour, then the last in the file. A PNG entry is decoded as PNG, a DIB as the
+// reads: for ICO the largest (width x height from the directory, 0 meaning 256), then
+// the deepest colour, then the last in the file; for CUR the first, or a later one
+// wider and taller. A PNG entry is decoded as PNG, a DIB as the
 // BMP it would be with a file header and its own height (the mask is transparency only,
 // and imgpipe's output has none). Failures throw DataError naming the path and offset.
 #pragma once

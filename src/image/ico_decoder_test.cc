@@ -52,8 +52,12 @@ TEST(IcoDecoderTest, TakesTheLargestEntryAsPillowDoes) {
   for (size_t i = 0; i < pixels.size(); i += 3) {
     EXPECT_EQ((Px{pixels[i], pixels[i + 1], pixels[i + 2]}), (Px{30, 20, 10}));
   }
-  // A cursor (type 2) reads the same.
-  EXPECT_EQ(DecodeRgb(Ico({{2, 2, 24, Dib(2, 2, {4, 5, 6})}}, 2), 2, 2, ImageFormat::kIco)[0], 6);
+  // A cursor (type 2): the first entry, or a later one wider and taller, as Pillow's
+  // CUR reader (3x2 is not taller than 2x2; 4x4 is both).
+  EXPECT_EQ(DecodeRgb(Ico({{2, 2, 24, Dib(2, 2, {4, 5, 6})}, {3, 2, 24, Dib(3, 2, {1, 2, 3})}}, 2),
+                      2, 2, ImageFormat::kIco)[0], 6);
+  EXPECT_EQ(DecodeRgb(Ico({{2, 2, 24, Dib(2, 2, {4, 5, 6})}, {4, 4, 24, Dib(4, 4, {1, 2, 3})}}, 2),
+                      4, 4, ImageFormat::kIco)[0], 3);
 }
 
 TEST(IcoDecoderTest, PngEntry) {

@@ -119,7 +119,9 @@ ImageFormat DetectImageFormat(std::string_view bytes) {
   }
   if (StartsWith(bytes, "\x59\xA6\x6A\x95"sv)) return ImageFormat::kSunRaster;
   size_t text = bytes.find_first_not_of(" \t\r\n");
-  if (text != std::string_view::npos && bytes.substr(text, 7) == "#define") return ImageFormat::kXbm;
+  if (text != std::string_view::npos && bytes.substr(text, 7) == "#define") {
+    return ImageFormat::kXbm;
+  }
   if (ImageFormat heif = DetectHeifBrand(bytes); heif != ImageFormat::kUnknown) return heif;
   if (UnsupportedImageFormatName(bytes) == nullptr && LooksLikeTga(bytes)) return ImageFormat::kTga;
   return ImageFormat::kUnknown;

@@ -113,7 +113,8 @@ Image DecodeStb(ImageFormat format, std::string_view bytes, const std::string& p
       stbi_image_free);
   if (input.overrun) {
     throw DataError(path, bytes.size(),
-                    std::string("truncated ") + StbName(format) + " data (the pixels run past the end)");
+                    std::string("truncated ") + StbName(format) +
+                        " data (the pixels run past the end)");
   }
   if (!pixels) StbFail(format, path, "cannot decode");
   if (width != info.width || height != info.height) {

@@ -41,7 +41,8 @@ TEST(StbDecoderTest, TruncatedTgaIsADataErrorNotBlackRows) {
 }
 
 // A PSD of colour mode RGB, 8 bits, raw: the composite image's planes R, G, B.
-std::string Psd(int width, int height, int channels, const std::string& planes, int compression = 0) {
+std::string Psd(int width, int height, int channels, const std::string& planes,
+                int compression = 0) {
   return "8BPS" + Be16(1) + std::string(6, '\0') + Be16(channels) + Be32(height) + Be32(width) +
          Be16(8) + Be16(3) + Be32(0) + Be32(0) + Be32(0) + Be16(compression) + planes;
 }

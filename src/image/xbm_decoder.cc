@@ -22,9 +22,12 @@ int64_t DefineValue(std::string_view line, std::string_view suffix) {
     return -1;
   }
   size_t digits = line.find_first_not_of(" \t", name_end);
-  if (digits == std::string_view::npos || !std::isdigit(static_cast<unsigned char>(line[digits]))) return -1;
+  auto is_digit = [&](size_t i) {
+    return i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]));
+  };
+  if (digits == std::string_view::npos || !is_digit(digits)) return -1;
   int64_t value = 0;
-  for (size_t i = digits; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])); ++i) {
+  for (size_t i = digits; is_digit(i); ++i) {
     value = value * 10 + (line[i] - '0');
     if (value > INT_MAX) return -1;
   }
