@@ -34,9 +34,9 @@ struct DecodeOptions {
 };
 
 // Decodes the whole image; corrupt or truncated data throws DataError. libjpeg's
-// warnings are judged by IsFatalJpegWarning (jpeg_lib.h): truncation and damaged
-// entropy-coded data throw, the others (extraneous bytes before a marker...) decode
-// and are reported to ReportDecodeWarnings (decode_warnings.h).
+// warnings are judged by IsFatalJpegWarning (jpeg_lib.h): truncation throws, the others
+// (extraneous bytes before a marker, damaged entropy-coded data in a whole file...)
+// decode to Pillow's pixels and are reported to ReportDecodeWarnings (decode_warnings.h).
 Image DecodeImage(std::string_view bytes, const std::string& path,
                   const DecodeOptions& options = {});
 

@@ -257,22 +257,6 @@ TEST(CodecTest, TruncatedJpegIsRejectedByDecode) {
             "truncated JPEG header (no frame before the end of data)");
 }
 
-// libjpeg only warns about corrupt entropy-coded data and carries on; imgpipe refuses
-// the file (IsFatalJpegWarning). Extraneous bytes, which it accepts, are in
-// decode_warnings_test.cc.
-TEST(CodecTest, CorruptJpegDataIsAnError) {
-  std::string jpeg = EncodeJpeg(GradientImage(64, 48, 3));
-  ASSERT_EQ(jpeg.substr(jpeg.size() - 2), "\xFF\xD9"s);
-  // Sixteen 1 bits (0xFF stuffed as 0xFF 0x00) are no Huffman code of the standard tables.
-  std::string bad_code = jpeg;
-  bad_code.replace(jpeg.size() - 60, 8, "\xFF\x00\xFF\x00\xFF\x00\xFF\x00"s);
-  EXPECT_EQ(DecodeReason(bad_code, "bad.jpg"), "corrupt JPEG data: bad Huffman code");
-  // A marker inside the scan's data: it ends before its last MCUs.
-  std::string cut = jpeg;
-  cut.replace(jpeg.size() - 60, 2, "\xFF\xD5"s);
-  EXPECT_EQ(DecodeReason(cut, "cut.jpg"), "truncated JPEG data (premature end of data segment)");
-}
-
 // A handle that failed must not poison the next image decoded on the same thread.
 TEST(CodecTest, FailuresDoNotAffectTheNextImage) {
   std::string good_path = TestDataPath("images/mixed-formats/0/420.jpg");

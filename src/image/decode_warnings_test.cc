@@ -184,6 +184,44 @@ TEST(DecodeWarningsTest, UnknownJfifVersionDecodesAsPillowDoes) {
   }
 }
 
+// Damaged entropy-coded data in a whole file: libjpeg warns and fills what it cannot
+// decode with grey, and Pillow (like djpeg and tf.io.decode_jpeg) hands that image over;
+// so does imgpipe, counting the warning (IsFatalJpegWarning). A bad Huffman code
+// (JWRN_HUFF_BAD_CODE), a marker inside the scan's data (JWRN_HIT_MARKER), and in a
+// restart-marked file a restart marker out of order (JWRN_MUST_RESYNC). Checked: the
+// whole decode, a crop, and the restart-marker rewrite, each against Pillow.
+TEST(DecodeWarningsTest, DamagedEntropyDataDecodesAsPillowDoes) {
+  const std::string clean = ReadFile(TestDataPath(kAnt));
+  ASSERT_EQ(clean.substr(clean.size() - 2), "\xFF\xD9"s);
+  const size_t sos = clean.find("\xFF\xDA"s);
+  const size_t middle = sos + (clean.size() - sos) / 2;
+  std::string bad_code = clean;  // sixteen 1 bits are no code of any Huffman table
+  bad_code.replace(middle, 8, "\xFF\x00\xFF\x00\xFF\x00\xFF\x00"s);
+  std::string hit_marker = clean;
+  hit_marker.replace(middle, 2, "\xFF\xD5"s);
+  const std::string marked = *AddJpegRestartMarkers(clean, kAnt, 1);
+  std::string resync = marked;
+  const size_t rst = resync.find("\xFF\xD3"s, resync.find("\xFF\xDA"s) + (resync.size() - sos) / 2);
+  ASSERT_NE(rst, std::string::npos);
+  resync[rst + 1] = '\xD6';  // RST6 where RST3 belongs
+  std::map<std::string, std::string> files = {
+      {"bad_code.jpg", bad_code}, {"hit_marker.jpg", hit_marker}, {"resync.jpg", resync}};
+  const auto pil = PillowDecodes(TestDir("damaged_entropy"), files);
+  for (const auto& [name, bytes] : files) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(pil.at(name)) << "Pillow refused " << name;
+    Image whole;
+    EXPECT_EQ(WarningsDuring([&] { whole = DecodeImage(bytes, name); }), 1u);
+    EXPECT_TRUE(SameImage(whole, *pil.at(name)));
+    JpegRegionOptions crop;
+    crop.crop = InnerWindow(whole.width, whole.height);
+    const CropWindow& w = *crop.crop;
+    EXPECT_TRUE(SameImage(DecodeJpegRegion(bytes, name, crop), CropImage(*pil.at(name), w.x, w.y, w.width, w.height)));
+    std::optional<std::string> rewritten = AddJpegRestartMarkers(bytes, name, 1);
+    if (rewritten) EXPECT_TRUE(SameImage(DecodeImage(*rewritten, name), *pil.at(name)));
+  }
+}
+
 // A truncated file (a padded one too) is refused by Pillow ("image file is truncated")
 // and by every imgpipe path, even a crop above the cut, and without only its EOI.
 TEST(DecodeWarningsTest, TruncatedJpegsStayErrorsEverywhere) {

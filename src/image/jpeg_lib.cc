@@ -54,8 +54,12 @@ bool IsFatalJpegWarning(int msg_code) {
     case JWRN_BOGUS_ICC:
     case JWRN_NOT_SEQUENTIAL:
     case JWRN_BOGUS_PROGRESSION:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_ARITH_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+    case JWRN_HIT_MARKER:
       return false;
-    default:  // JWRN_JPEG_EOF, JWRN_HIT_MARKER, the bad-code ones, and any other
+    default:  // JWRN_JPEG_EOF, JWRN_TOO_MUCH_DATA, and any other
       return true;
   }
 }

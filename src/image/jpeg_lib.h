@@ -25,21 +25,24 @@ inline constexpr int kMaxProgressiveScans = 500;
 // Whether libjpeg's warning `msg_code` (jerror.h's JWRN_*) makes imgpipe refuse the
 // image; the one rule for every JPEG decode (DecodeImage, DecodeJpegRegion, the restart
 // marker rewrite). libjpeg only warns, and carries on, both for data that is missing or
-// damaged and for oddities around whole data; Pillow and tf.io.decode_jpeg pass every
-// warning but the end of the input (Pillow: "image file is truncated").
-// - Fatal, the pixels would not be the encoder's: the file ends early (JWRN_JPEG_EOF,
-//   "premature end of JPEG file": truncated, as for Pillow and TensorFlow) or a scan's
-//   data does (JWRN_HIT_MARKER, "premature end of data segment": libjpeg fills the rest
-//   with grey); the entropy-coded data is damaged (JWRN_HUFF_BAD_CODE,
-//   JWRN_ARITH_BAD_CODE, JWRN_MUST_RESYNC: a restart marker missing or out of order),
-//   where Pillow hands over grey or garbage blocks silently; JWRN_TOO_MUCH_DATA (a
-//   caller's bug); and any code this list does not name.
-// - Accepted, every coefficient is decoded as written: bytes between segments or after
-//   a scan's data (JWRN_EXTRANEOUS_DATA, "N extraneous bytes before marker 0xdb", as
-//   cameras write them), an unknown JFIF version (JWRN_JFIF_MAJOR) or Adobe transform
-//   code (JWRN_ADOBE_XFORM), a bad ICC profile segment (JWRN_BOGUS_ICC; imgpipe ignores
-//   profiles), odd SOS parameters in a sequential file (JWRN_NOT_SEQUENTIAL) and a
-//   progressive file's unusual scan order (JWRN_BOGUS_PROGRESSION).
+// damaged and for oddities around whole data; libjpeg-turbo's djpeg, Pillow and
+// tf.io.decode_jpeg pass every warning but the end of the input (Pillow: "image file is
+// truncated"), and so does imgpipe, counting and logging what it passes
+// (decode_warnings.h) so that nothing is accepted silently:
+// - Fatal: the file ends early (JWRN_JPEG_EOF, "premature end of JPEG file": truncated,
+//   as for Pillow and TensorFlow without their recover flags), and JWRN_TOO_MUCH_DATA
+//   (a caller's bug, not the data's).
+// - Accepted, decoded to Pillow's pixels: bytes between segments or after a scan's data
+//   (JWRN_EXTRANEOUS_DATA, "N extraneous bytes before marker 0xdb", as cameras write
+//   them), an unknown JFIF version (JWRN_JFIF_MAJOR) or Adobe transform code
+//   (JWRN_ADOBE_XFORM), a bad ICC profile segment (JWRN_BOGUS_ICC; imgpipe ignores
+//   profiles), odd SOS parameters (JWRN_NOT_SEQUENTIAL), a progressive file's unusual
+//   scan order (JWRN_BOGUS_PROGRESSION), and damaged entropy-coded data in a file that
+//   is whole: a bad Huffman or arithmetic code (JWRN_HUFF_BAD_CODE,
+//   JWRN_ARITH_BAD_CODE), a restart marker missing or out of order (JWRN_MUST_RESYNC), a
+//   marker inside a scan's data (JWRN_HIT_MARKER, "premature end of data segment").
+//   libjpeg fills what it cannot decode with grey, as Pillow shows such a file.
+// - Any code this list does not name: fatal.
 bool IsFatalJpegWarning(int msg_code);
 
 // Where libjpeg's error callbacks jump, and the message they leave: errors and fatal
