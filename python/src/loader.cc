@@ -30,6 +30,7 @@ py::dict StageDict(const pipeline::StageSnapshot& s) {
   d["output_wait_s"] = s.output_wait_ns / 1e9;
   d["errors"] = s.errors;
   d["stand_ins"] = s.stand_ins;
+  d["warnings"] = s.warnings;
   d["parallelism"] = s.parallelism;
   d["buffer_fill"] = s.buffer_fill;
   d["buffer_capacity"] = s.buffer_capacity;

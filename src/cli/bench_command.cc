@@ -48,6 +48,7 @@ nlohmann::json StagesJson(const BenchResult& r) {
                       {"output_wait_s", (a.output_wait_ns - b.output_wait_ns) / 1e9},
                       {"errors", a.errors - b.errors},
                       {"stand_ins", a.stand_ins - b.stand_ins},
+                      {"warnings", a.warnings - b.warnings},
                       {"parallelism", a.parallelism},
                       {"buffer_fill", a.buffer_fill},
                       {"buffer_capacity", a.buffer_capacity}});

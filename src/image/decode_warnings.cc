@@ -10,6 +10,7 @@ namespace imgpipe {
 namespace {
 
 std::atomic<uint64_t> decodes_with_warnings{0};
+thread_local uint64_t thread_decodes_with_warnings = 0;
 
 // Paths logged so far: one line per file however often it is decoded (every epoch).
 struct LoggedPaths {
@@ -26,6 +27,7 @@ LoggedPaths& Logged() {
 
 void ReportDecodeWarnings(const std::string& path, int count, const std::string& first) {
   decodes_with_warnings.fetch_add(1, std::memory_order_relaxed);
+  ++thread_decodes_with_warnings;
   LoggedPaths& logged = Logged();
   {
     std::lock_guard<std::mutex> lock(logged.mu);
@@ -36,5 +38,7 @@ void ReportDecodeWarnings(const std::string& path, int count, const std::string&
 }
 
 uint64_t DecodeWarningCount() { return decodes_with_warnings.load(std::memory_order_relaxed); }
+
+uint64_t ThreadDecodeWarningCount() { return thread_decodes_with_warnings; }
 
 }  // namespace imgpipe

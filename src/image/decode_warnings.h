@@ -20,5 +20,7 @@ void ReportDecodeWarnings(const std::string& path, int count, const std::string&
 
 // Decodes that accepted warnings since the process started (each call above counts 1).
 uint64_t DecodeWarningCount();
+// The same, made on the calling thread: a pipeline stage counts its own from it.
+uint64_t ThreadDecodeWarningCount();
 
 }  // namespace imgpipe

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "image/decode_warnings.h"
 #include "pipeline/autotune.h"
 #include "pipeline/dataset.h"
 #include "pipeline/element.h"
@@ -299,9 +300,11 @@ class MapIterator : public Iterator<U> {
   std::optional<U> Apply(T&& element, uint64_t seq) {
     trace::ScopedTrace span(stats_->name.c_str());
     MapContext mc{DeriveSeed(seed_, ctx_.epoch, seq), seq, ctx_.epoch, ctx_.pool.get()};
+    const uint64_t warnings_before = ThreadDecodeWarningCount();
     try {
       U out = fn_(std::move(element), mc);
       bad_.Good();
+      stats_->warnings += ThreadDecodeWarningCount() - warnings_before;
       return out;
     } catch (const DataError& e) {
       bad_.SkipOrRethrow(e);

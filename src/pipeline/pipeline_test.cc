@@ -88,6 +88,7 @@ struct PolicyRuns {
   size_t stand_ins = 0;  // samples marked as stand-ins
   size_t batches = 0;
   uint64_t errors = 0;
+  uint64_t warnings = 0;  // decodes that accepted warnings
   std::optional<DataError> fail_error;  // none when the kFail run ended without one
 };
 
@@ -103,6 +104,7 @@ PolicyRuns RunSkipThenFail(const std::vector<std::string>& files) {
   uint64_t counted_stand_ins = 0;
   for (const StageSnapshot& s : it.Stats()) {
     runs.errors += s.errors;
+    runs.warnings += s.warnings;
     counted_stand_ins += s.stand_ins;
   }
   EXPECT_EQ(counted_stand_ins, runs.stand_ins);
@@ -193,6 +195,22 @@ TEST(Pipeline, BadImagesGetStandInsAndAreCounted) {
   ASSERT_TRUE(runs.fail_error.has_value()) << "no error under the fail policy";
   EXPECT_EQ(runs.fail_error->path(), files[2]);
   EXPECT_TRUE(runs.fail_error->offset().has_value());
+}
+
+// A camera JPEG with bytes before a marker ("2 extraneous bytes before marker 0xdb")
+// is a good image: decoded, not stood in for, and counted in the map's warnings.
+TEST(Pipeline, JpegWarningsAreCountedNotSkipped) {
+  std::string jpeg = ReadFile(kTestData + "/images/hymenoptera/val/ants/10308379_1b6c72e180.jpg");
+  const size_t dqt = jpeg.find(std::string("\xFF\xDB", 2));
+  ASSERT_NE(dqt, std::string::npos);
+  jpeg.insert(dqt, std::string("\0\0", 2));
+  std::vector<std::string> files = WritePhotoShards({ImageExample(jpeg, 0)});
+  PolicyRuns runs = RunSkipThenFail(files);
+  EXPECT_EQ(runs.images, 48u);
+  EXPECT_EQ(runs.stand_ins, 0u);
+  EXPECT_EQ(runs.errors, 0u);
+  EXPECT_EQ(runs.warnings, 1u);
+  EXPECT_FALSE(runs.fail_error.has_value()) << runs.fail_error->what();
 }
 
 // Damaged shards under the whole train pipeline (interleave threads, shuffle, map,

@@ -63,7 +63,7 @@ std::vector<StageSnapshot> StatsRegistry::Snapshot() const {
     out.push_back({s->name, keys_[i], s->depth, s->elements.load(), s->bytes.load(), s->busy_ns.load(),
                    s->input_wait_ns.load(), s->output_wait_ns.load(), s->errors.load(),
                    s->buffer_fill.load(), s->buffer_capacity.load(), s->parallelism.load(),
-                   s->stand_ins.load()});
+                   s->stand_ins.load(), s->warnings.load()});
   }
   // Keys are paths ("0.prefetch/1.batch/2.map"): sorted, they list each stage before
   // its inputs. Stages without a key keep their registration order, after the rest.

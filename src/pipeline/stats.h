@@ -22,6 +22,7 @@ struct StageStats {
   std::atomic<uint64_t> output_wait_ns{0}; // time its consumer spent blocked on it
   std::atomic<uint64_t> errors{0};         // elements skipped under the skip policy
   std::atomic<uint64_t> stand_ins{0};      // samples put in the place of skipped ones
+  std::atomic<uint64_t> warnings{0};       // elements decoded despite warnings (decode_warnings.h)
   std::atomic<int64_t> buffer_fill{0};     // elements buffered now (buffering stages)
   std::atomic<int64_t> buffer_capacity{0};
   std::atomic<int64_t> parallelism{1};     // threads working now
@@ -40,7 +41,7 @@ struct StageSnapshot {
   int depth = 0;
   uint64_t elements = 0, bytes = 0, busy_ns = 0, input_wait_ns = 0, output_wait_ns = 0, errors = 0;
   int64_t buffer_fill = 0, buffer_capacity = 0, parallelism = 1;
-  uint64_t stand_ins = 0;
+  uint64_t stand_ins = 0, warnings = 0;
 };
 
 // The stages of one iterator, registered as the iterator tree is built.
