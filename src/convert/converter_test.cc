@@ -481,6 +481,34 @@ TEST(RunConvert, JpegRestartIntervalKeepsEveryPixelAndMarksEveryJpeg) {
   EXPECT_EQ(dataset["restart_markers_added"], marked.written);
 }
 
+// A camera JPEG with bytes before its DQT and before EOI (libjpeg's "extraneous bytes
+// before marker" warnings) converts under --verify decode, plain and with
+// --jpeg-restart-interval 1, and its stored image decodes to the input's pixels.
+TEST(RunConvert, JpegsWithWarningsConvert) {
+  std::string dir = FreshDir("warning_jpegs");
+  std::string jpeg = ReadFile(kTestData + "/images/hymenoptera/val/bees/10870992_eebeeb3a12.jpg");
+  jpeg.insert(jpeg.find(std::string("\xFF\xDB", 2)), std::string("\0\0", 2));
+  jpeg.insert(jpeg.size() - 2, std::string(40, '\x5A'));
+  MakeDirectories(dir + "/in/bees");
+  WriteFileAtomic(dir + "/in/bees/padded.jpg", jpeg);
+  const Image want = DecodeImage(jpeg, "padded.jpg");
+  for (int interval : {0, 1}) {
+    SCOPED_TRACE("--jpeg-restart-interval " + std::to_string(interval));
+    ConvertOptions options;
+    options.input = dir + "/in";
+    options.output = dir + "/out" + std::to_string(interval);
+    options.image.jpeg_restart_interval = interval;
+    ConvertSummary summary = RunConvert(options);
+    ASSERT_TRUE(summary.complete);
+    ASSERT_EQ(summary.written, 1u);
+    std::vector<Example> records = ReadAllRecords(options.output, summary);
+    ASSERT_EQ(records.size(), 1u);
+    const std::string stored(*GetBytesFeature(records[0].features(), image_keys::kEncoded));
+    EXPECT_EQ(MaxAbsDiff(DecodeImage(stored, "stored"), want), 0);
+    if (interval == 1) EXPECT_EQ(JpegLayoutOf(stored).restart_interval, 1);
+  }
+}
+
 // --jpeg-restart-interval is part of the plan, only when set: workers and resumed runs
 // must agree on it; a conversion begun without it resumes without it.
 TEST(RunConvert, ResumeWithAnotherJpegRestartIntervalIsRefusedWithTheReason) {
@@ -549,8 +577,7 @@ TEST(RunConvert, DamagedAndUnreadableInputsAreRejectedWithReasons) {
   UnprivilegedResult r = RunUnprivileged([&](std::string* message) {
     ConvertOptions options;
     options.input = dir + "/list.csv";
-    options.output = dir + "/out";
-    options.image.verify = VerifyMode::kDecode;
+    options.output = dir + "/out";  // --verify decode, the default
     ConvertSummary summary = RunConvert(options);
     *message = std::to_string(summary.written) + "+" + std::to_string(summary.rejected);
     return summary.complete ? 0 : 1;
@@ -566,6 +593,30 @@ TEST(RunConvert, DamagedAndUnreadableInputsAreRejectedWithReasons) {
   EXPECT_EQ(rejects.find(",\n"), std::string::npos) << "a reject without a reason";
   EXPECT_NE(rejects.find("truncated.jpg,truncated JPEG data"), std::string::npos) << rejects;
   EXPECT_NE(rejects.find("empty.jpg,empty file"), std::string::npos) << rejects;
+}
+
+// --verify decode is the default: a JPEG cut in half (its header intact) is rejected,
+// so no shard holds an image the pipeline cannot decode; --verify header lets it in.
+TEST(RunConvert, VerifyDecodeIsTheDefault) {
+  std::string dir = FreshDir("verify-default");
+  std::string photos = kTestData + "/images/hymenoptera/val/ants";
+  std::string photo = photos + "/" + ListDirectory(photos)[0];
+  MakeDirectories(dir + "/in/ants");
+  WriteFileAtomic(dir + "/in/ants/whole.jpg", ReadFile(photo));
+  const std::string bytes = ReadFile(photo);
+  WriteFileAtomic(dir + "/in/ants/truncated.jpg", bytes.substr(0, bytes.size() / 2));
+  EXPECT_EQ(ConvertOptions{}.image.verify, VerifyMode::kDecode);
+  for (VerifyMode mode : {ConvertOptions{}.image.verify, VerifyMode::kHeader}) {
+    SCOPED_TRACE(VerifyModeName(mode));
+    ConvertOptions options;
+    options.input = dir + "/in";
+    options.output = dir + "/out-" + VerifyModeName(mode);
+    options.image.verify = mode;
+    ConvertSummary summary = RunConvert(options);
+    ASSERT_TRUE(summary.complete);
+    EXPECT_EQ(summary.written, mode == VerifyMode::kDecode ? 1u : 2u);
+    EXPECT_EQ(summary.rejected, mode == VerifyMode::kDecode ? 1u : 0u);
+  }
 }
 
 // A shard file that fails like a full disk: it writes through to the real file until

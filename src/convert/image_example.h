@@ -25,7 +25,7 @@ NonJpegPolicy ParseNonJpegPolicy(const std::string& name);
 const char* NonJpegPolicyName(NonJpegPolicy policy);
 
 struct ImageExampleOptions {
-  VerifyMode verify = VerifyMode::kHeader;
+  VerifyMode verify = VerifyMode::kDecode;  // shards hold only images the pipeline decodes
   NonJpegPolicy non_jpeg = NonJpegPolicy::kReencode;
   int jpeg_quality = 95;  // for re-encoded (and resized) images
   uint64_t max_pixels = kDefaultMaxPixels;
