@@ -620,6 +620,16 @@ json Trainer::Run() {
                   {"skipped_steps", scaler_->skipped_steps()},
                   {"val_top1", nullptr}, {"val_top5", nullptr}, {"val_loss", nullptr}};
   summary.update(last_eval);
+  // Bad records met by this rank's training pipeline: errors counted, and the stand-ins
+  // that kept its batches full (docs/bad-data.md).
+  uint64_t bad_records = 0, stand_ins = 0;
+  for (const pipeline::StageSnapshot& s :
+       train_batches_ ? train_batches_->Stats() : std::vector<pipeline::StageSnapshot>{}) {
+    bad_records += s.errors;
+    stand_ins += s.stand_ins;
+  }
+  summary["bad_records"] = bad_records;
+  summary["stand_ins"] = stand_ins;
   // Every replica must hold the same parameters: rank 0 compares all ranks' CRCs.
   uint32_t crc = ParametersCrc32c(*model_);
   summary["parameters_crc32c"] = crc;
