@@ -82,6 +82,7 @@ StoredImage ReadOrReencodeImage(const std::string& path, const ImageExampleOptio
   out.info.format = ImageFormat::kJpeg;
   out.info.width = image.width;
   out.info.height = image.height;
+  out.info.orientation = 1;  // applied by the decode: the new JPEG has no EXIF
   out.info.channels = image.channels;
   out.info.colorspace = image.channels == 1 ? "Grayscale" : "RGB";
   return out;
