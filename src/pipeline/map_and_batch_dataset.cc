@@ -436,7 +436,7 @@ class MapAndBatchIterator : public Iterator<Batch> {
     const uint64_t first = FirstGathered();
     const uint64_t b = first / batch_size_;
     // The last good sample leaves with this batch: keep a copy for later stand-ins.
-    if (stand_ins_ && last_good_place_ && *last_good_place_ < first + count) {
+    if (stand_ins_ && last_good_place_ && *last_good_place_ >= first && *last_good_place_ < first + count) {
       if (!last_good_) last_good_.emplace(KeptSample{slots_pool()->Get(sample_bytes_), -1});
       slots_->ReadSample(*last_good_place_, last_good_->pixels.data());
       last_good_->label = labels_[*last_good_place_ - first];
