@@ -85,9 +85,6 @@ std::string JpegReason(const std::string& message) {
     return "unsupported JPEG: " + std::to_string(bits) + "-bit samples";
   }
   if (starts_with("Premature end of JPEG file")) return "truncated JPEG data (premature end of file)";
-  if (starts_with("Corrupt JPEG data: premature end of data segment")) {
-    return "truncated JPEG data (premature end of data segment)";
-  }
   if (starts_with("Corrupt JPEG data: ")) return "corrupt JPEG data: " + message.substr(19);
   if (starts_with("Warning: ")) return message.substr(9);  // "unknown JFIF revision number 2.01"
   if (starts_with("Progressive JPEG image has more than")) {

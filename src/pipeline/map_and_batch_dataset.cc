@@ -232,8 +232,7 @@ class MapAndBatchIterator : public Iterator<Batch> {
                       bool drop_remainder, bool stand_ins, const IteratorContext& ctx)
       : ctx_(ctx),
         stats_(ctx.RegisterStats("batch")),
-        slots_(std::make_shared<BatchSlots>(batch_size, writer.sample_bytes,
-                                            ctx.pool ? ctx.pool : BufferPool::Default(), stand_ins)),
+        slots_(std::make_shared<BatchSlots>(batch_size, writer.sample_bytes, SlotsPool(), stand_ins)),
         batch_size_(batch_size),
         sample_bytes_(writer.sample_bytes),
         drop_remainder_(drop_remainder),
@@ -375,7 +374,7 @@ class MapAndBatchIterator : public Iterator<Batch> {
       kept.label = d.GetInt();
       const std::string pixels = d.GetBytes();
       if (pixels.size() != sample_bytes_) throw Error("iterator state " + key + ": bad sample size");
-      kept.pixels = slots_pool()->Get(sample_bytes_);
+      kept.pixels = SlotsPool()->Get(sample_bytes_);
       std::memcpy(kept.pixels.data(), pixels.data(), sample_bytes_);
       last_good_ = std::move(kept);
     }
@@ -389,7 +388,8 @@ class MapAndBatchIterator : public Iterator<Batch> {
     }
   }
 
-  std::shared_ptr<BufferPool> slots_pool() const { return ctx_.pool ? ctx_.pool : BufferPool::Default(); }
+  // Where the batch buffers and the last good sample's copy come from.
+  std::shared_ptr<BufferPool> SlotsPool() const { return ctx_.pool ? ctx_.pool : BufferPool::Default(); }
 
   // A good sample takes the next place; stand-ins waiting for one become its copies.
   void PlaceGood(const PlacedSample& sample) {
@@ -437,7 +437,7 @@ class MapAndBatchIterator : public Iterator<Batch> {
     const uint64_t b = first / batch_size_;
     // The last good sample leaves with this batch: keep a copy for later stand-ins.
     if (stand_ins_ && last_good_place_ && *last_good_place_ >= first && *last_good_place_ < first + count) {
-      if (!last_good_) last_good_.emplace(KeptSample{slots_pool()->Get(sample_bytes_), -1});
+      if (!last_good_) last_good_.emplace(KeptSample{SlotsPool()->Get(sample_bytes_), -1});
       slots_->ReadSample(*last_good_place_, last_good_->pixels.data());
       last_good_->label = labels_[*last_good_place_ - first];
     }
