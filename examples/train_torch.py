@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Train a torchvision ResNet on imgpipe.torch.Loader batches (README "Python").
+"""Train a torchvision ResNet on imgpipe.torch.Loader batches (docs/training.md).
 
 One process:      python3 examples/train_torch.py --data DIR --epochs 2
 N processes:      torchrun --nproc_per_node N examples/train_torch.py --data DIR ...

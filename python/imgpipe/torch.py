@@ -1,5 +1,5 @@
 """imgpipe.torch.Loader: imgpipe.Loader's batches as (images, labels) torch tensors, on
-the CPU without a copy, or on a CUDA device (README "Python").
+the CPU without a copy, or on a CUDA device (docs/python.md, "imgpipe.torch.Loader").
 
 On the CPU (device=None or "cpu") the tensors share the pipeline's buffers
 (torch.from_dlpack). On CUDA every batch is copied into one of two pinned host staging

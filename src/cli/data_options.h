@@ -18,7 +18,7 @@ void AddDataSourceOptions(CLI::App* cmd, pipeline::DataSourceOptions& options);
 // `draft_decode`: every command that runs the eval preset declares it here.
 void AddDraftDecodeFlag(CLI::App* cmd, bool& draft_decode);
 
-// The doc string of --data: what it accepts (see README "What --data accepts").
+// The doc string of --data: what it accepts (see docs/data.md, "What --data accepts").
 inline constexpr char kDataDoc[] =
     "A folder of TFRecord shards (imgpipe convert's, TF-slim's train-00000-of-01024, "
     "TFDS's NAME-train.tfrecord-00000-of-00001; found by name or content), a TFRecord "
