@@ -37,8 +37,8 @@ clean:
 	rm -rf $(BUILD)
 
 # Sanitizer builds, each in its own folder: every test under AddressSanitizer +
-# UndefinedBehaviorSanitizer (build-asan), and the threaded parts (the pipeline tests and
-# the thread pool) under ThreadSanitizer (build-tsan). Any report fails the run.
+# UndefinedBehaviorSanitizer (build-asan), and the threaded parts (the pipeline and loader
+# tests and the thread pool) under ThreadSanitizer (build-tsan). Any report fails the run.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 # The ASan build includes libtorch (Debian's is not instrumented, but our code around
@@ -47,8 +47,8 @@ TSAN_BUILD ?= build-tsan
 SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ASAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=ON
 TSAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=OFF
-TSAN_TESTS ?= pipeline_test util_test
-TSAN_TEST_REGEX ?= ^(pipeline_test\.|util_test\.ThreadPool\.)
+TSAN_TESTS ?= pipeline_test loader_test util_test
+TSAN_TEST_REGEX ?= ^(pipeline_test\.|loader_test\.|util_test\.ThreadPool\.)
 
 .PHONY: test-sanitize test-asan test-tsan
 test-sanitize: test-asan test-tsan

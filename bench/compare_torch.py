@@ -60,10 +60,11 @@ def images_per_s(batch_sizes, seconds, warmup):
     raise ValueError("images_per_s: the batches ended")
 
 
-def imgpipe_rate(imgpipe, data, preset, threads, batch_size, seconds, warmup):
+def imgpipe_rate(imgpipe, data, preset, threads, batch_size, seconds, warmup, extra=()):
     out = subprocess.run(
         [imgpipe, "bench", "--data", data, "--preset", preset, "--threads", str(threads),
-         "--batch-size", str(batch_size), "--seconds", str(seconds), "--warmup", str(warmup), "--json"],
+         "--batch-size", str(batch_size), "--seconds", str(seconds), "--warmup", str(warmup), "--json",
+         *extra],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out)["images_per_s"]
 

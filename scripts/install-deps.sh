@@ -17,7 +17,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   libtorch-dev libgloo-dev libgoogle-perftools-dev python3-torch python3-torchvision
-  pybind11-dev python3-pybind11 python3-pytest
+  pybind11-dev python3-pybind11 python3-pytest python3-venv python3-wheel python3-pip python3-setuptools
 )
 
 missing=()

@@ -1,7 +1,7 @@
-"""imgpipe in Python: the C++ input pipeline and TFRecord layer (see the README's
-Python section). The work is the C++ library's, bound by the _imgpipe extension; this
-file gathers the names and adds what belongs to Python (torch.distributed defaults,
-JSON-ready state, context managers, closing loaders at exit)."""
+"""imgpipe in Python: the C++ input pipeline and TFRecord layer (see docs/python.md).
+The work is the C++ library's, bound by the _imgpipe extension; this file gathers the
+names and adds what belongs to Python (torch.distributed defaults, JSON-ready state,
+context managers, closing loaders at exit)."""
 
 import atexit
 import base64
@@ -11,9 +11,9 @@ import os
 from imgpipe import _imgpipe
 from imgpipe._imgpipe import (Batch, HostArray, TFRecordReader, TFRecordWriter, decode_image,
                                parse_example, serialize_example, tune_malloc_for_large_buffers)
-from imgpipe.errors import DataError, Error, IoError
+from imgpipe.errors import ArgumentTypeError, DataError, Error, InvalidArgument, IoError
 
-__all__ = ["Batch", "DataError", "Error", "HostArray", "IoError", "Loader", "TFRecordReader",
+__all__ = ["ArgumentTypeError", "Batch", "DataError", "Error", "HostArray", "InvalidArgument", "IoError", "Loader", "TFRecordReader",
            "TFRecordWriter", "convert", "decode_image", "inspect", "parse_example", "serialize_example",
            "tune_malloc_for_large_buffers"]
 
@@ -37,8 +37,10 @@ class Loader(_imgpipe.Loader):
     Loader(data, batch_size=..., preset="train"|"eval", image_size=..., layout="float32"|
     "uint8", seed=..., deterministic=..., shuffle_buffer=..., threads=..., rank=None,
     world_size=None, last_batch="drop", split="train", image_key=None, label_key=None,
-    label_offset=None, start_ahead=False); the defaults are the C++ pipeline's. `data` is what `imgpipe
-    bench/train --data` accept (README "What --data accepts"): a folder of TFRecord shards
+    label_offset=None, start_ahead=True, shuffle=None, stand_ins=True, decode_threads=0,
+    draft_decode=...); the defaults are the C++ library's (loader/loader_options.h; see
+    Loader.defaults()). `data` is what `imgpipe bench/train --data` accept (docs/data.md,
+    "What --data accepts"): a folder of TFRecord shards
     (imgpipe's, TF-slim's, TFDS's or others), a TFRecord file or glob pattern, or an image
     folder (class sub-folders). split picks the files of that split when the file names
     have splits. image_key, label_key ("none": no labels) and label_offset are the CLI's
@@ -54,16 +56,40 @@ class Loader(_imgpipe.Loader):
     counted in stats() (the batch stage's "stand_ins"), so len(loader) holds and every
     rank still yields the same number of batches; "fail": the DataError (file and
     offset) is raised at once.
-    start_ahead: when an epoch comes to its last batch, start the pass the next
-    iteration is expected to ask for (the batches are the same either way; off by
-    default: slower than off on a quiet 2-core machine; README)."""
+    start_ahead (default True): as an epoch nears its end, start the pass the next
+    iteration is expected to ask for (the next epoch after set_epoch), early enough that
+    its first batch is ready when this epoch ends, so the threads never idle at an epoch
+    boundary; the batches are the same either way. shuffle: None shuffles for the train
+    preset only. stand_ins=False drops a record that fails to decode instead.
+    decode_threads: threads that decode (0: autotuned within `threads`).
+    tune_malloc (default True): glibc malloc keeps large buffers on its heap and freed
+    memory for reuse (imgpipe.tune_malloc_for_large_buffers(), as the imgpipe binary
+    does: mmap only above 1 GiB, trim above 1 GiB), instead of mapping, faulting in and
+    unmapping every record and decoded image, and the shuffle buffer's pages every
+    epoch: 1.3-1.4x the images/s here (docs/benchmarks.md). It is process-wide: the
+    process then returns freed memory to the OS only above 1 GiB; False leaves malloc
+    as it is (or preload tcmalloc or jemalloc, which need no tuning).
+    Options are checked as Python checks arguments: an unknown keyword or a value of
+    the wrong type raises imgpipe.ArgumentTypeError (a TypeError), a bad value, or
+    buffers that cannot fit the RAM budget or the machine's memory (loader.memory()
+    gives the figures), imgpipe.InvalidArgument (a ValueError); both are imgpipe.Error."""
 
-    def __init__(self, data, *, rank=None, world_size=None, **options):
+    def __init__(self, data, *, rank=None, world_size=None, tune_malloc=True, **options):
+        if not isinstance(tune_malloc, bool):
+            raise ArgumentTypeError(f"Loader: option tune_malloc={tune_malloc!r} has the wrong type "
+                                    f"{type(tune_malloc).__name__} (expected bool)")
+        if tune_malloc:
+            tune_malloc_for_large_buffers()
         default_rank, default_size = _distributed_rank_and_size()
         super().__init__(os.fspath(data),
                          rank=default_rank if rank is None else rank,
                          world_size=default_size if world_size is None else world_size,
                          **options)
+
+    @staticmethod
+    def defaults():
+        """Every option with its default: the C++ library's, and tune_malloc."""
+        return {**_imgpipe.Loader.defaults(), "tune_malloc": True}
 
     def state_dict(self):
         """The position of the latest pass as a JSON-serialisable dict: epoch, batches
@@ -74,8 +100,9 @@ class Loader(_imgpipe.Loader):
         return state
 
     def load_state_dict(self, state):
-        """Continues from `state` at the next iteration; raises imgpipe.Error naming
-        the option (or the data) that differs when `state` came from another loader."""
+        """Continues from `state` at the next iteration; raises imgpipe.InvalidArgument
+        naming the option (or the data) that differs when `state` came from another
+        loader."""
         state = dict(state)
         if state.get("pipeline") is not None:
             state["pipeline"] = base64.b64decode(state["pipeline"])

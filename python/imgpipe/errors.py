@@ -1,5 +1,8 @@
-"""imgpipe's exceptions: the C++ library's Error, DataError and IoError, keeping their
-context. The extension raises these for the C++ exceptions of the same names."""
+"""imgpipe's exceptions: the C++ library's Error, DataError, IoError and InvalidArgument,
+keeping their context, and ArgumentTypeError. The extension raises these for the C++
+exceptions of the same names. As Python functions do, an unknown keyword or a value of
+the wrong type raises a TypeError (ArgumentTypeError), a bad value a ValueError
+(InvalidArgument); both are imgpipe.Error too, so `except imgpipe.Error` catches them."""
 
 
 class Error(RuntimeError):
@@ -23,3 +26,13 @@ class IoError(Error, OSError):
     def __init__(self, message, errno=None):
         Error.__init__(self, message)
         self.errno = errno
+
+
+class InvalidArgument(Error, ValueError):
+    """A bad value of an argument or option (out of range, not an allowed name, or
+    impossible with the data, such as a batch larger than a rank's samples)."""
+
+
+class ArgumentTypeError(Error, TypeError):
+    """An unknown keyword, or an argument of the wrong type; names the option and the
+    type expected."""

@@ -7,7 +7,6 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,55 +17,12 @@
 #include "image/presets.h"
 #include "util/error.h"
 #include "util/error_policy.h"
+#include "kwargs.h"
 
 namespace imgpipe::python {
 namespace py = pybind11;
 
 namespace {
-
-// Reads keyword options into C++ fields; each name read is remembered so that Finish
-// can name an unknown one. A value of the wrong type throws Error naming the option.
-class KwargsReader {
- public:
-  KwargsReader(const char* function, const py::kwargs& kwargs) : function_(function), kwargs_(kwargs) {}
-
-  // field = kwargs[name] when given (unset: the field keeps its C++ default).
-  template <typename T>
-  void Read(const char* name, T& field) {
-    ReadParsed<T>(name, field, [](const T& value) { return value; });
-  }
-
-  // field = parse(kwargs[name] as Text) when given.
-  template <typename Text, typename T, typename Parse>
-  void ReadParsed(const char* name, T& field, Parse parse) {
-    names_.insert(name);
-    if (!kwargs_.contains(name)) return;
-    Text value;
-    try {
-      value = kwargs_[name].template cast<Text>();
-    } catch (const py::cast_error&) {
-      throw Error(std::string(function_) + ": option " + name + "=" +
-                  py::repr(kwargs_[name]).template cast<std::string>() + " has the wrong type");
-    }
-    field = parse(value);
-  }
-
-  // Throws Error for a keyword that no Read named, listing the options.
-  void Finish() const {
-    for (auto [key, value] : kwargs_) {
-      const std::string name = py::str(key).cast<std::string>();
-      if (names_.count(name)) continue;
-      std::string known;
-      for (const std::string& n : names_) known += (known.empty() ? "" : ", ") + n;
-      throw Error(std::string(function_) + ": unknown option '" + name + "' (options: " + known + ")");
-    }
-  }
-
- private:
-  const char* function_;
-  const py::kwargs& kwargs_;
-  std::set<std::string> names_;
-};
 
 // ConvertOptions from `imgpipe convert`'s options as keywords; defaults: the struct's.
 ConvertOptions ConvertOptionsOf(const std::string& input, const std::string& output, const py::kwargs& kwargs) {

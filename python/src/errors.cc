@@ -26,6 +26,10 @@ void RegisterErrorTranslator() {
       RaisePythonError("DataError", py::make_tuple(e.what(), e.path(), offset, e.reason()));
     } catch (const IoError& e) {
       RaisePythonError("IoError", py::make_tuple(e.what(), e.error_number()));
+    } catch (const InvalidArgument& e) {
+      RaisePythonError("InvalidArgument", py::make_tuple(e.what()));
+    } catch (const ArgumentTypeError& e) {
+      RaisePythonError("ArgumentTypeError", py::make_tuple(e.what()));
     } catch (const Error& e) {
       RaisePythonError("Error", py::make_tuple(e.what()));
     }

@@ -3,10 +3,18 @@
 #include <pybind11/stl.h>
 
 #include "host_array.h"
-#include "pipeline/stats.h"
+#include "kwargs.h"
+#include "loader/loader.h"
 #include "util/error.h"
 
 namespace imgpipe::python {
+
+namespace py = pybind11;
+using loader::Loader;
+using loader::LoaderBatch;
+using loader::LoaderOptions;
+using loader::LoaderPass;
+using loader::LoaderState;
 
 namespace {
 
@@ -14,8 +22,18 @@ namespace {
 py::dict DefaultOptions() {
   const LoaderOptions defaults;
   py::dict d;
-  ForEachOption(defaults, [&](const char* name, const auto& field, bool) { d[name] = field; });
+  loader::ForEachOption(defaults, [&](const char* name, const auto& field, bool) { d[name] = field; });
   return d;
+}
+
+// Loader(data, **options): each keyword sets the LoaderOptions field of its name.
+std::unique_ptr<Loader> MakeLoader(const std::string& data, const py::kwargs& kwargs) {
+  LoaderOptions o;
+  KwargsReader reader("Loader", kwargs);
+  loader::ForEachOption(o, [&](const char* name, auto& field, bool) { reader.Read(name, field); });
+  reader.Finish();
+  py::gil_scoped_release release;  // resolving and counting may scan every file
+  return std::make_unique<Loader>(data, std::move(o));
 }
 
 // One stage's statistics as `imgpipe bench --json` names them (times in seconds).
@@ -37,138 +55,49 @@ py::dict StageDict(const pipeline::StageSnapshot& s) {
   return d;
 }
 
-}  // namespace
-
-Loader::Loader(const std::string& data, LoaderOptions options)
-    : options_(std::move(options)), batches_(nullptr) {
-  CheckOptions(options_);
+// The state as a dict: {version, epoch, batches, options (those that shape the
+// batches), data (fingerprint), pipeline (bytes or None)}.
+py::dict StateDict(Loader& l) {
+  LoaderState state;
   {
-    py::gil_scoped_release release;  // resolving and counting may scan every file
-    data_ = ResolveLoaderData(data, DataSourceOptionsOf(options_), options_.split,
-                              ParseErrorPolicy(options_.error_policy));
+    py::gil_scoped_release release;
+    state = l.State();
   }
-  plan_ = PlanRank(data_, options_);
-  batches_ = BuildBatches(data_, options_, plan_);
-  passes_ = std::make_shared<PassAhead>(batches_, PipelineOptionsOf(options_), plan_, options_);
-}
-
-void Loader::SetEpoch(int64_t epoch) {
-  if (epoch < 0) throw Error("Loader.set_epoch: epoch must be >= 0");
-  if (epoch != epoch_) {  // a loaded state belongs to its own epoch: start this one afresh
-    pending_state_.reset();
-    pending_batches_ = 0;
-  }
-  epoch_ = epoch;
-  epoch_chosen_ = true;
-  passes_->EpochSet(epoch);  // a pass started ahead for another epoch stops now
-}
-
-std::optional<int64_t> Loader::ExpectedNextEpoch() const {
-  if (!options_.start_ahead) return std::nullopt;
-  const bool stepped = previous_epoch_ ? *previous_epoch_ != epoch_ : epoch_chosen_;
-  return stepped ? epoch_ + 1 : epoch_;
-}
-
-std::shared_ptr<LoaderPass> Loader::Iterate() {
-  if (closed_) throw Error("Loader: iterated after close()");
-  const bool restoring = pending_state_ || pending_batches_ > 0;
-  std::shared_ptr<LoaderPass> pass = passes_->Begin(epoch_, restoring, ExpectedNextEpoch());
-  if (restoring) pass->Restore(pending_state_ ? &*pending_state_ : nullptr, pending_batches_);
-  pending_state_.reset();
-  pending_batches_ = 0;
-  previous_epoch_ = epoch_;
-  latest_ = pass;
-  return pass;
-}
-
-py::dict Loader::OptionsDict() const {
-  py::dict d;
-  ForEachOption(options_, [&](const char* name, const auto& field, bool in_state) {
-    if (in_state) d[name] = field;
+  py::dict options;
+  loader::ForEachOption(state.options, [&](const char* name, const auto& field, bool in_state) {
+    if (in_state) options[name] = field;
   });
-  return d;
-}
-
-py::dict Loader::State() {
-  py::dict state;
-  state["version"] = 1;
-  state["epoch"] = epoch_;
-  state["batches"] = 0;
-  state["pipeline"] = py::none();
-  if (latest_ && latest_->epoch() == epoch_) {  // else epoch_ has not started yet
-    auto [pipeline_state, batches] = latest_->Save();
-    state["batches"] = batches;
-    if (pipeline_state) state["pipeline"] = py::bytes(*pipeline_state);
-  }
-  state["options"] = OptionsDict();
-  state["data"] = DataFingerprint(data_);
-  return state;
-}
-
-void Loader::LoadState(const py::dict& state) {
-  for (const char* key : {"version", "epoch", "batches", "options", "data", "pipeline"}) {
-    if (!state.contains(key)) throw Error(std::string("Loader.load_state_dict: the state has no '") + key + "'");
-  }
-  if (state["version"].cast<int>() != 1) {
-    throw Error("Loader.load_state_dict: not a state of this Loader version (version 1 expected)");
-  }
-  const py::dict saved = state["options"].cast<py::dict>();
-  const py::dict mine = OptionsDict();
-  for (auto [key, value] : mine) {
-    if (!saved.contains(key) || !py::object(saved[key]).equal(py::reinterpret_borrow<py::object>(value))) {
-      throw Error("Loader.load_state_dict: the state was made with " + py::str(key).cast<std::string>() + "=" +
-                  (saved.contains(key) ? py::repr(saved[key]).cast<std::string>() : std::string("(unset)")) +
-                  ", this loader has " + py::repr(value).cast<std::string>());
-    }
-  }
-  if (state["data"].cast<uint32_t>() != DataFingerprint(data_)) {
-    throw Error("Loader.load_state_dict: the state was made from other data (files, sizes or sample "
-                "count differ)");
-  }
-  const int64_t batches = state["batches"].cast<int64_t>();
-  if (batches < 0 || batches > plan_.batches) throw Error("Loader.load_state_dict: bad batch count");
-  if (state["pipeline"].is_none() && batches != 0 && batches != plan_.batches) {
-    throw Error("Loader.load_state_dict: the state has no pipeline position (it was taken after close())");
-  }
-  epoch_ = state["epoch"].cast<int64_t>();
-  epoch_chosen_ = true;
-  passes_->EpochSet(std::nullopt);  // the next pass continues the state: a fresh one
-  pending_batches_ = batches;
-  pending_state_.reset();
-  if (!state["pipeline"].is_none()) {
-    pending_state_ = pipeline::IteratorState::Deserialize(std::string(state["pipeline"].cast<py::bytes>()));
-  }
-}
-
-py::list Loader::Stats() {
-  py::list stages;
-  if (const auto& pass = latest_) {
-    for (const auto& s : pass->Stats()) stages.append(StageDict(s));
-  }
-  return stages;
-}
-
-std::string Loader::Report() {
-  return latest_ ? latest_->Report() : std::string();
-}
-
-py::dict Loader::PoolStats() {
   py::dict d;
-  if (latest_) {
-    auto [allocations, reuses] = latest_->PoolCounters();
-    d["allocations"] = allocations;
-    d["reuses"] = reuses;
-  }
+  d["version"] = LoaderState::kVersion;
+  d["epoch"] = state.epoch;
+  d["batches"] = state.batches;
+  d["pipeline"] = state.pipeline ? py::object(py::bytes(*state.pipeline)) : py::object(py::none());
+  d["options"] = options;
+  d["data"] = state.data;
   return d;
 }
 
-void Loader::Close() {
-  closed_ = true;
-  passes_->Close();
-  if (latest_) latest_->Close();
+// A state dict back (an option missing from it: the default, as states saved before
+// the option existed had it).
+void LoadStateDict(Loader& l, const py::dict& d) {
+  for (const char* key : {"version", "epoch", "batches", "options", "data", "pipeline"}) {
+    if (!d.contains(key)) throw InvalidArgument(std::string("Loader.load_state_dict: the state has no '") + key + "'");
+  }
+  if (d["version"].cast<int64_t>() != LoaderState::kVersion) {
+    throw InvalidArgument("Loader.load_state_dict: not a state of this Loader version (version " +
+                          std::to_string(LoaderState::kVersion) + " expected)");
+  }
+  LoaderState state;
+  const py::dict options = d["options"].cast<py::dict>();
+  KwargsReader reader("Loader.load_state_dict: the state's options", py::kwargs(options));
+  loader::ForEachOption(state.options, [&](const char* name, auto& field, bool) { reader.Read(name, field); });
+  state.epoch = d["epoch"].cast<int64_t>();
+  state.batches = d["batches"].cast<int64_t>();
+  state.data = d["data"].cast<uint32_t>();
+  if (!d["pipeline"].is_none()) state.pipeline = std::string(d["pipeline"].cast<py::bytes>());
+  py::gil_scoped_release release;
+  l.LoadState(state);
 }
-
-namespace {
 
 // The batch's pixels in its layout's shape; Error when the samples' size disagrees.
 HostArray ImagesOf(const LoaderBatch& b) {
@@ -194,36 +123,21 @@ HostArray PaddedOf(const LoaderBatch& b) {
   return HostArray(b.padded, b.padded->data(), ElementType::kUint8, {static_cast<int64_t>(b.padded->size())});
 }
 
-// Loader(data, **options): each keyword sets the LoaderOptions field of its name;
-// an unknown name or a value of the wrong type throws Error.
-std::unique_ptr<Loader> MakeLoader(const std::string& data, const py::kwargs& options) {
-  LoaderOptions o;
-  size_t used = 0;
-  ForEachOption(o, [&](const char* name, auto& field, bool) {
-    if (!options.contains(name)) return;
-    try {
-      field = options[name].template cast<std::decay_t<decltype(field)>>();
-    } catch (const py::cast_error&) {
-      throw Error(std::string("Loader: option ") + name + "=" + py::repr(options[name]).template cast<std::string>() +
-                  " has the wrong type (default: " + py::repr(py::cast(field)).template cast<std::string>() + ")");
-    }
-    ++used;
-  });
-  if (used != options.size()) {
-    const py::dict known = DefaultOptions();
-    for (auto [key, value] : options) {
-      if (!known.contains(key)) {
-        throw Error("Loader: unknown option '" + py::str(key).cast<std::string>() + "' (options: " +
-                    py::str(py::list(known)).cast<std::string>() + ")");
-      }
-    }
+// The pass's next batch, waiting without the GIL; StopIteration at the end.
+LoaderBatch NextBatch(LoaderPass& pass) {
+  std::optional<LoaderBatch> batch;
+  {
+    py::gil_scoped_release release;
+    batch = pass.Next();
   }
-  return std::make_unique<Loader>(data, std::move(o));
+  if (!batch) throw py::stop_iteration();
+  return std::move(*batch);
 }
 
 }  // namespace
 
 void BindLoader(py::module_& m) {
+  const auto no_gil = py::call_guard<py::gil_scoped_release>();
   py::class_<LoaderBatch>(m, "Batch", "A batch: images and labels share the loader's buffer.")
       .def_property_readonly("images", &ImagesOf,
                              "float32 N x 3 x S x S (normalised) or uint8 N x S x S x 3, no copy")
@@ -236,8 +150,8 @@ void BindLoader(py::module_& m) {
 
   py::class_<LoaderPass, std::shared_ptr<LoaderPass>>(m, "LoaderIterator")
       .def("__iter__", [](py::object self) { return self; })
-      .def("__next__", &LoaderPass::Next)
-      .def("close", &LoaderPass::Close, "Stops this pass's threads.");
+      .def("__next__", &NextBatch)
+      .def("close", &LoaderPass::Close, no_gil, "Stops this pass's threads.");
 
   py::class_<Loader>(m, "Loader", "The C++ image pipeline as an iterable of batches (see imgpipe.Loader).")
       .def(py::init(&MakeLoader), py::arg("data"),
@@ -245,25 +159,61 @@ void BindLoader(py::module_& m) {
            "options.")
       .def_static("defaults", &DefaultOptions, "Every option with its default (the C++ pipeline's).")
       .def("__len__", &Loader::size)
-      .def("__iter__", &Loader::Iterate)
-      .def("set_epoch", &Loader::SetEpoch, py::arg("epoch"))
+      .def("__iter__", &Loader::Iterate, no_gil)
+      .def("set_epoch", &Loader::SetEpoch, py::arg("epoch"), no_gil)
       .def_property_readonly("epoch", &Loader::epoch)
-      .def_property_readonly("data_layout", &Loader::data_layout,
+      .def_property_readonly("data_layout",
+                             [](const Loader& l) { return pipeline::LayoutName(l.data().source.layout); },
                              "How `data` was laid out: imgpipe, tf-slim, tfds, tfrecord or image-folder.")
-      .def_property_readonly("class_names", &Loader::class_names,
+      .def_property_readonly("class_names", [](const Loader& l) { return l.data().source.class_names; },
                              "Class names, item i naming label i (empty when unknown).")
-      .def("describe_data", &Loader::describe_data, "What was found in `data` and chosen, in words.")
-      .def("_state", &Loader::State)
-      .def("_load_state", &Loader::LoadState, py::arg("state"))
-      .def("stats", &Loader::Stats, "Per-stage statistics of the latest pass (list of dicts).")
-      .def("report", &Loader::Report,
+      .def("describe_data", [](const Loader& l) { return l.data().source.Describe(); },
+           "What was found in `data` and chosen, in words.")
+      .def("memory", [](const Loader& l) {
+             const loader::MemoryNeed& m = l.memory();
+             py::dict d;
+             d["batch_bytes"] = m.batch_bytes;
+             d["batches_per_pass"] = m.batches_per_pass;
+             d["shuffle_bytes"] = m.shuffle_bytes;
+             d["passes"] = m.passes;
+             d["minimum_bytes"] = m.minimum_bytes;
+             d["budget_bytes"] = m.budget_bytes;
+             d["machine_bytes"] = m.machine_bytes;
+             return d;
+           },
+           "What the loader's buffers hold at least, and the budget and machine memory it was checked "
+           "against (bytes).")
+      .def("_state", &StateDict)
+      .def("_load_state", &LoadStateDict, py::arg("state"))
+      .def("stats",
+           [](Loader& l) {
+             std::vector<pipeline::StageSnapshot> stages;
+             {
+               py::gil_scoped_release release;
+               stages = l.Stats();
+             }
+             py::list list;
+             for (const auto& s : stages) list.append(StageDict(s));
+             return list;
+           },
+           "Per-stage statistics of the latest pass (list of dicts).")
+      .def("report", &Loader::Report, no_gil,
            "imgpipe bench's per-stage table and bottleneck line for the latest pass so far.")
-      .def("pool_stats", &Loader::PoolStats,
+      .def("pool_stats",
+           [](Loader& l) {
+             py::dict d;
+             if (auto counters = l.PoolCounters()) {
+               d["allocations"] = counters->first;
+               d["reuses"] = counters->second;
+             }
+             return d;
+           },
            "The loader's buffer pool, shared by its passes (epochs): {'allocations': buffers allocated, "
            "'reuses': buffers reused}, as of the latest pass.")
-      .def("close", &Loader::Close);
+      .def("close", &Loader::Close, no_gil);
 
-  m.def("close_all_loaders", &CloseAllLoaders, "Stops every live pass's threads (registered with atexit).");
+  m.def("close_all_loaders", &loader::CloseAllLoaders, no_gil,
+        "Stops every live pass's threads (registered with atexit).");
 }
 
 }  // namespace imgpipe::python

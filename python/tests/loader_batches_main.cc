@@ -1,5 +1,5 @@
 // loader_batches DATA OUT [name=value ...]: one epoch of the C++ pipeline that
-// imgpipe.Loader builds for these options (loader_options.h, without Python), written
+// imgpipe.Loader builds for these options (loader/loader_options.h, rank_plan.h), written
 // as OUT.images (the batches' pixels back to back), OUT.labels (int64 per sample) and
 // OUT.sizes (int64 per batch), for test_loader_equals_pipeline.py to compare with the
 // Loader's batches. Options as Loader's keywords; `epoch=E` picks the epoch. Exits 1
@@ -10,10 +10,11 @@
 #include <string>
 #include <type_traits>
 
-#include "loader_options.h"
+#include "loader/loader_options.h"
+#include "loader/rank_plan.h"
 #include "util/error.h"
 
-namespace imgpipe::python {
+namespace imgpipe::loader {
 namespace {
 
 // `text` as the option's type.
@@ -25,6 +26,8 @@ void ParseValue(const std::string& text, T& field) {
     field = text == "1" || text == "true" || text == "True";
   } else if constexpr (std::is_same_v<T, std::optional<std::string>>) {
     field = text;
+  } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
+    field = text == "1" || text == "true" || text == "True";
   } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
     field = std::stoll(text);
   } else {
@@ -67,7 +70,7 @@ void WriteEpoch(const std::string& data, const std::string& out, LoaderOptions o
 }
 
 }  // namespace
-}  // namespace imgpipe::python
+}  // namespace imgpipe::loader
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -75,17 +78,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    imgpipe::python::LoaderOptions o;
+    imgpipe::loader::LoaderOptions o;
     uint64_t epoch = 0;
     for (int i = 3; i < argc; ++i) {
       const std::string arg = argv[i];
       if (arg.rfind("epoch=", 0) == 0) {
         epoch = std::stoull(arg.substr(6));
       } else {
-        imgpipe::python::SetOption(o, arg);
+        imgpipe::loader::SetOption(o, arg);
       }
     }
-    imgpipe::python::WriteEpoch(argv[1], argv[2], o, epoch);
+    imgpipe::loader::WriteEpoch(argv[1], argv[2], o, epoch);
   } catch (const std::exception& e) {
     std::cerr << "loader_batches: " << e.what() << "\n";
     return 1;

@@ -205,7 +205,8 @@ def test_epochs_reuse_the_last_epochs_buffers(labelled):
     # the check is over several epochs: the pool handed out a buffer for every batch of
     # every epoch (a pool per pass would count only the latest pass's), and allocated
     # fewer than one epoch has batches.
-    loader = imgpipe.Loader(str(labelled(64)), batch_size=4, image_size=32, threads=2)
+    loader = imgpipe.Loader(str(labelled(64)), batch_size=4, image_size=32, threads=2,
+                            start_ahead=False)  # one pass at a time (two overlapping hold more)
     epochs = 5
     batches = 0
     for epoch in range(epochs):

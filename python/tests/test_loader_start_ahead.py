@@ -1,5 +1,5 @@
-"""imgpipe.Loader's pass started ahead (start_ahead, on by default): when an epoch comes
-to its last batch the next iteration's pass starts; it must deliver exactly what a
+"""imgpipe.Loader's pass started ahead (start_ahead, on by default): as an epoch nears
+its end (src/loader/loader_test.cc checks how near) the next iteration's pass starts; it must deliver exactly what a
 pass started when asked for delivers, stay out of state_dict until it is handed out, be
 dropped when set_epoch or load_state_dict asks for something else, and leave no
 threads or memory behind. The shards fixture (conftest.py) labels each record with its
@@ -54,7 +54,7 @@ def test_epochs_are_the_same_with_and_without_start_ahead(shards):
     assert not same(want[0], want[1])  # the epochs differ: a wrong epoch would show
 
 
-def test_the_next_pass_starts_with_the_last_batch(shards):
+def test_the_next_pass_starts_before_this_one_ends(shards):
     before = threads_before()
     with imgpipe.Loader(str(shards), **OPTIONS) as loader:
         loader.set_epoch(0)
@@ -115,6 +115,32 @@ def test_state_dict_at_the_epoch_boundary(shards):
     with imgpipe.Loader(str(shards), **OPTIONS) as resumed:
         resumed.load_state_dict(state)
         assert same(epoch_batches(resumed), fresh_epoch(shards, 1))
+
+
+def test_a_state_after_the_first_batch_of_the_next_epoch_resumes_exactly(shards):
+    want = fresh_epoch(shards, 1)
+    with imgpipe.Loader(str(shards), **OPTIONS) as loader:
+        loader.set_epoch(0)
+        list(loader)
+        loader.set_epoch(1)
+        it = iter(loader)  # started ahead during epoch 0
+        first = next(it)
+        got = [(np.asarray(first.labels).tolist(), np.array(first.images))]
+        state = json.loads(json.dumps(loader.state_dict()))
+        assert (state["epoch"], state["batches"]) == (1, 1) and state["pipeline"] is not None
+    with imgpipe.Loader(str(shards), **OPTIONS) as resumed:
+        resumed.load_state_dict(state)
+        got += epoch_batches(resumed)
+    assert same(got, want)
+
+
+def test_an_epoch_abandoned_midway_leaves_the_next_one_whole(shards):
+    with imgpipe.Loader(str(shards), **OPTIONS) as loader:
+        loader.set_epoch(0)
+        it = iter(loader)
+        next(it), next(it)
+        loader.set_epoch(1)
+        assert same(epoch_batches(loader), fresh_epoch(shards, 1))
 
 
 def test_a_state_at_every_cut_of_a_pass_started_ahead_resumes_exactly(shards):

@@ -30,8 +30,40 @@ struct BenchFlags {
   size_t cost_images = 100;
   int cost_rounds = 3;
   bool draft_decode = EvalPreset{}.draft_decode;
+  bool endless = false;
   pipeline::DataSourceOptions source;
 };
+
+// `imgpipe bench`'s preset over --data: through the Loader, epoch after epoch, as
+// training and Python read it; or (--endless) one pipeline whose records repeat
+// without epochs, so without epoch boundaries: the ceiling the Loader is held to.
+BenchResult RunPresetBench(const BenchFlags& f, const pipeline::DataSource& source, const BenchOptions& options,
+                           const TrainPreset& train, const EvalPreset& eval) {
+  const std::string label = f.preset + " preset" + (f.endless ? ", endless" : "");
+  if (f.endless) {
+    pipeline::ImagePipelineConfig config;
+    config.patterns = source.layout == pipeline::DataLayout::kImageFolder ? std::vector<std::string>{f.data}
+                                                                          : source.Paths();
+    config.schema = source.schema;
+    config.batch_size = f.batch_size;
+    config.repeat = true;
+    return f.preset == "train" ? RunPipelineBench(pipeline::TrainPipeline(config, train), options, label)
+                               : RunPipelineBench(pipeline::EvalPipeline(config, eval), options, label);
+  }
+  loader::LoaderOptions lo;
+  lo.batch_size = f.batch_size;
+  lo.preset = f.preset;
+  lo.image_size = f.image_size;
+  lo.layout = f.layout;
+  lo.draft_decode = f.draft_decode;
+  lo.threads = options.threads;
+  lo.deterministic = options.deterministic;  // speed: parallel stages may deliver out of order
+  lo.split = "";                             // every file of --data
+  lo.last_batch = "partial";                 // every record counts, data smaller than a batch too
+  loader::SetDataSourceOptions(f.source, lo);
+  loader::Loader loader(f.data, lo);
+  return RunLoaderBench(loader, options, label);
+}
 
 nlohmann::json StagesJson(const BenchResult& r) {
   nlohmann::json stages = nlohmann::json::array();
@@ -100,6 +132,70 @@ nlohmann::json ReportCosts(const BenchFlags& f, const pipeline::DataSource& sour
           {"pipeline_overhead_ms", ms(pipeline_cpu - c.measured)}};
 }
 
+// --ladder: the four optimisation rows, then the best row against its ceiling (the
+// preset looping on 1 and on N threads without a pipeline); printed unless --json, and
+// returned as JSON.
+nlohmann::json RunLadderBench(const BenchFlags& f, const pipeline::DataSource& source, const BenchOptions& options,
+                              const TrainPreset& train) {
+  if (source.layout == pipeline::DataLayout::kImageFolder) {
+    throw Error("--ladder needs --data with TFRecord shards (imgpipe convert's output)");
+  }
+  LadderConfig ladder;
+  ladder.tfrecord_files = source.Paths();
+  ladder.schema = source.schema;
+  ladder.images_dir = f.images;
+  if (ladder.images_dir.empty()) {
+    throw Error("--ladder needs --images DIR: the image folder the shards were made from");
+  }
+  ladder.preset = train;
+  ladder.batch_size = f.batch_size;
+  std::vector<BenchResult> rows = RunLadder(ladder, options);
+  BenchOptions check_options = options;
+  check_options.seconds = std::min(3.0, f.seconds);
+  check_options.warmup_seconds = std::min(1.0, f.warmup);
+  const CeilingCheck check = RunCeilingCheck(ladder, check_options, 3);
+  nlohmann::json json_rows = nlohmann::json::array();
+  if (!f.json) {
+    std::printf("%-48s %12s %10s %8s\n", "ladder (train preset)", "images/s", "vs row 1", "CPU");
+  }
+  for (const BenchResult& r : rows) {
+    double ratio = rows[0].images_per_s > 0 ? r.images_per_s / rows[0].images_per_s : 0;
+    if (!f.json) {
+      std::printf("%-48s %12.1f %9.2fx %7.0f%%\n", r.label.c_str(), r.images_per_s, ratio,
+                  100 * r.cpu_utilization);
+    }
+    nlohmann::json row = ResultJson(r);
+    row["ratio_to_row_1"] = ratio;
+    json_rows.push_back(row);
+  }
+  const double single_times_threads = check.single_loop * check.threads;
+  const double of_single = single_times_threads > 0 ? check.pipeline / single_times_threads : 0;
+  const double of_loops = check.parallel_loops > 0 ? check.pipeline / check.parallel_loops : 0;
+  if (!f.json) {
+    std::printf("\npipeline against its ceiling (medians of %d alternating rounds, %d thread(s)):\n"
+                "  1 thread looping over decode+crop+resize  %10.1f images/s\n"
+                "  %d threads looping (no pipeline)           %10.1f images/s (%.2fx 1 thread)\n"
+                "  the pipeline of row 4                      %10.1f images/s: %.0f%% of 1 thread x "
+                "%d, %.0f%% of %d looping threads\n",
+                check.rounds, check.threads, check.single_loop, check.threads,
+                check.parallel_loops,
+                check.single_loop > 0 ? check.parallel_loops / check.single_loop : 0,
+                check.pipeline, 100 * of_single, check.threads, 100 * of_loops, check.threads);
+    std::printf("best row's stages:\n%s", rows.back().stats_table.c_str());
+    std::printf("bottleneck: %s\n", rows.back().bottleneck.c_str());
+  }
+  return {{"ladder", json_rows},
+          {"single_thread_preset_images_per_s", check.single_loop},
+          {"parallel_preset_loops_images_per_s", check.parallel_loops},
+          {"ceiling_check_pipeline_images_per_s", check.pipeline},
+          {"pipeline_of_single_times_threads", of_single},
+          {"pipeline_of_parallel_loops", of_loops},
+          {"images_per_s", rows.back().images_per_s},
+          {"threads", options.threads},
+          {"cpu_utilization", rows.back().cpu_utilization},
+          {"stages", StagesJson(rows.back())}};
+}
+
 void RunBench(const BenchFlags& f) {
   BenchOptions options;
   options.seconds = f.seconds;
@@ -116,73 +212,11 @@ void RunBench(const BenchFlags& f) {
   if (!f.trace.empty()) trace::Enable();
 
   const pipeline::DataSource source = ResolveAndReport(f.data, f.source);
-  const bool image_folder = source.layout == pipeline::DataLayout::kImageFolder;
   nlohmann::json out;
   if (f.ladder) {
-    if (image_folder) throw Error("--ladder needs --data with TFRecord shards (imgpipe convert's output)");
-    LadderConfig ladder;
-    ladder.tfrecord_files = source.Paths();
-    ladder.schema = source.schema;
-    ladder.images_dir = f.images;
-    if (ladder.images_dir.empty()) {
-      throw Error("--ladder needs --images DIR: the image folder the shards were made from");
-    }
-    ladder.preset = train;
-    ladder.batch_size = f.batch_size;
-    std::vector<BenchResult> rows = RunLadder(ladder, options);
-    BenchOptions check_options = options;
-    check_options.seconds = std::min(3.0, f.seconds);
-    check_options.warmup_seconds = std::min(1.0, f.warmup);
-    const CeilingCheck check = RunCeilingCheck(ladder, check_options, 3);
-    nlohmann::json json_rows = nlohmann::json::array();
-    if (!f.json) {
-      std::printf("%-48s %12s %10s %8s\n", "ladder (train preset)", "images/s", "vs row 1", "CPU");
-    }
-    for (const BenchResult& r : rows) {
-      double ratio = rows[0].images_per_s > 0 ? r.images_per_s / rows[0].images_per_s : 0;
-      if (!f.json) {
-        std::printf("%-48s %12.1f %9.2fx %7.0f%%\n", r.label.c_str(), r.images_per_s, ratio,
-                    100 * r.cpu_utilization);
-      }
-      nlohmann::json row = ResultJson(r);
-      row["ratio_to_row_1"] = ratio;
-      json_rows.push_back(row);
-    }
-    const double single_times_threads = check.single_loop * check.threads;
-    const double of_single = single_times_threads > 0 ? check.pipeline / single_times_threads : 0;
-    const double of_loops = check.parallel_loops > 0 ? check.pipeline / check.parallel_loops : 0;
-    if (!f.json) {
-      std::printf("\npipeline against its ceiling (medians of %d alternating rounds, %d thread(s)):\n"
-                  "  1 thread looping over decode+crop+resize  %10.1f images/s\n"
-                  "  %d threads looping (no pipeline)           %10.1f images/s (%.2fx 1 thread)\n"
-                  "  the pipeline of row 4                      %10.1f images/s: %.0f%% of 1 thread x "
-                  "%d, %.0f%% of %d looping threads\n",
-                  check.rounds, check.threads, check.single_loop, check.threads,
-                  check.parallel_loops,
-                  check.single_loop > 0 ? check.parallel_loops / check.single_loop : 0,
-                  check.pipeline, 100 * of_single, check.threads, 100 * of_loops, check.threads);
-      std::printf("best row's stages:\n%s", rows.back().stats_table.c_str());
-      std::printf("bottleneck: %s\n", rows.back().bottleneck.c_str());
-    }
-    out = {{"ladder", json_rows},
-           {"single_thread_preset_images_per_s", check.single_loop},
-           {"parallel_preset_loops_images_per_s", check.parallel_loops},
-           {"ceiling_check_pipeline_images_per_s", check.pipeline},
-           {"pipeline_of_single_times_threads", of_single},
-           {"pipeline_of_parallel_loops", of_loops},
-           {"images_per_s", rows.back().images_per_s},
-           {"threads", options.threads},
-           {"cpu_utilization", rows.back().cpu_utilization},
-           {"stages", StagesJson(rows.back())}};
+    out = RunLadderBench(f, source, options, train);
   } else {
-    pipeline::ImagePipelineConfig config;
-    config.patterns = image_folder ? std::vector<std::string>{f.data} : source.Paths();
-    config.schema = source.schema;
-    config.batch_size = f.batch_size;
-    config.repeat = true;
-    BenchResult r = f.preset == "train"
-                        ? RunPipelineBench(pipeline::TrainPipeline(config, train), options, "train preset")
-                        : RunPipelineBench(pipeline::EvalPipeline(config, eval), options, "eval preset");
+    BenchResult r = RunPresetBench(f, source, options, train, eval);
     if (!f.json) PrintResult(r);
     out = ResultJson(r);
     if (f.cost_images > 0) out["per_image_costs"] = ReportCosts(f, source, train, eval, r);
@@ -230,6 +264,9 @@ void AddBenchCommand(CLI::App& app) {
   cmd->add_option("--cost-rounds", f->cost_rounds, "Rounds of the cost breakdown (medians)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   AddDraftDecodeFlag(cmd, f->draft_decode);
+  cmd->add_flag("--endless", f->endless,
+                "Repeat the records without epochs (one pipeline, no epoch boundaries) instead of the "
+                "Loader's epochs: the ceiling the Loader is measured against");
   cmd->add_option("--trace", f->trace, "Write a Chrome trace-event JSON file of every thread");
   cmd->add_flag("--json", f->json, "Print one JSON object");
   cmd->callback([f] { RunBench(*f); });

@@ -20,25 +20,25 @@ std::vector<SplitSpec> ParseSplits(const std::string& text) {
     pos = comma + 1;
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw Error("--split: expected NAME=FRACTION, got '" + item + "'");
+      throw InvalidArgument("--split: expected NAME=FRACTION, got '" + item + "'");
     }
     SplitSpec spec{item.substr(0, eq), 0};
     char* end = nullptr;
     spec.fraction = std::strtod(item.c_str() + eq + 1, &end);
     if (end == item.c_str() + eq + 1 || *end != '\0' || !(spec.fraction > 0)) {
-      throw Error("--split: bad fraction in '" + item + "'");
+      throw InvalidArgument("--split: bad fraction in '" + item + "'");
     }
     for (const SplitSpec& s : splits) {
-      if (s.name == spec.name) throw Error("--split: split '" + spec.name + "' given twice");
+      if (s.name == spec.name) throw InvalidArgument("--split: split '" + spec.name + "' given twice");
     }
     if (spec.name.find_first_of("/ ") != std::string::npos) {
-      throw Error("--split: split names may not contain '/' or spaces: '" + spec.name + "'");
+      throw InvalidArgument("--split: split names may not contain '/' or spaces: '" + spec.name + "'");
     }
     total += spec.fraction;
     splits.push_back(spec);
   }
   if (std::abs(total - 1.0) > 1e-6) {
-    throw Error("--split: fractions add up to " + std::to_string(total) + ", not 1");
+    throw InvalidArgument("--split: fractions add up to " + std::to_string(total) + ", not 1");
   }
   return splits;
 }
@@ -46,7 +46,7 @@ std::vector<SplitSpec> ParseSplits(const std::string& text) {
 uint64_t ParseByteSize(const std::string& text) {
   char* end = nullptr;
   double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !(value > 0)) throw Error("bad byte size '" + text + "'");
+  if (end == text.c_str() || !(value > 0)) throw InvalidArgument("bad byte size '" + text + "'");
   std::string unit(end);
   if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
   bool binary = !unit.empty() && unit.back() == 'i';
@@ -64,9 +64,9 @@ uint64_t ParseByteSize(const std::string& text) {
   } else if (unit == "T" || unit == "t") {
     scale = base * base * base * base;
   } else {
-    throw Error("bad byte size '" + text + "' (units: k, M, G, T, Ki, Mi, Gi, Ti)");
+    throw InvalidArgument("bad byte size '" + text + "' (units: k, M, G, T, Ki, Mi, Gi, Ti)");
   }
-  if (binary && unit.empty()) throw Error("bad byte size '" + text + "'");
+  if (binary && unit.empty()) throw InvalidArgument("bad byte size '" + text + "'");
   return static_cast<uint64_t>(std::llround(value * scale));
 }
 

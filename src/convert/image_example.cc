@@ -15,7 +15,7 @@ namespace imgpipe {
 VerifyMode ParseVerifyMode(const std::string& name) {
   if (name == "header") return VerifyMode::kHeader;
   if (name == "decode") return VerifyMode::kDecode;
-  throw Error("--verify: expected header or decode, got '" + name + "'");
+  throw InvalidArgument("--verify: expected header or decode, got '" + name + "'");
 }
 
 const char* VerifyModeName(VerifyMode mode) {
@@ -25,7 +25,7 @@ const char* VerifyModeName(VerifyMode mode) {
 NonJpegPolicy ParseNonJpegPolicy(const std::string& name) {
   if (name == "reencode") return NonJpegPolicy::kReencode;
   if (name == "reject") return NonJpegPolicy::kReject;
-  throw Error("--non-jpeg: expected reencode or reject, got '" + name + "'");
+  throw InvalidArgument("--non-jpeg: expected reencode or reject, got '" + name + "'");
 }
 
 const char* NonJpegPolicyName(NonJpegPolicy policy) {

@@ -228,7 +228,7 @@ const char* OutputLayoutName(OutputLayout layout) {
 OutputLayout ParseOutputLayout(const std::string& name) {
   if (name == "float32") return OutputLayout::kFloat32Nchw;
   if (name == "uint8") return OutputLayout::kUint8Nhwc;
-  throw Error("unknown output layout '" + name + "': use float32 (normalised NCHW) or uint8 (NHWC)");
+  throw InvalidArgument("unknown output layout '" + name + "': use float32 (normalised NCHW) or uint8 (NHWC)");
 }
 
 EvalPreset EvalPresetForCrop(int crop_size, OutputLayout layout) {

@@ -66,6 +66,45 @@ BenchResult RunPipelineBench(const Pipeline<Batch>& batches, const BenchOptions&
   return result;
 }
 
+BenchResult RunLoaderBench(loader::Loader& loader, const BenchOptions& options, const std::string& label) {
+  BenchResult result;
+  result.label = label;
+  result.threads = loader.options().threads > 0 ? loader.options().threads : AvailableCpus();
+  // Epoch after epoch: the statistics of the passes that ended, and the current pass.
+  int64_t epoch = 0;
+  std::shared_ptr<loader::LoaderPass> pass;
+  std::vector<pipeline::StageSnapshot> ended;
+  auto next_batch_size = [&]() -> size_t {
+    for (;;) {
+      if (!pass) {
+        loader.SetEpoch(epoch++);
+        pass = loader.Iterate();
+      }
+      if (std::optional<loader::LoaderBatch> batch = pass->Next()) return batch->batch->size;
+      ended = pipeline::AddStages(ended, pass->Stats());
+      pass.reset();
+    }
+  };
+  auto stats = [&] { return pass ? pipeline::AddStages(ended, pass->Stats()) : ended; };
+
+  // 1. Warm up: fill the buffers, let autotune settle.
+  auto start = Clock::now();
+  while (SecondsSince(start) < options.warmup_seconds) next_batch_size();
+  // 2. Measure.
+  result.stats_before = stats();
+  CpuUsageMeter cpu(result.threads);
+  auto measure_start = Clock::now();
+  while (SecondsSince(measure_start) < options.seconds) result.images += next_batch_size();
+  result.seconds = SecondsSince(measure_start);
+  result.cpu_utilization = cpu.Utilisation();
+  result.stats_after = stats();
+  result.images_per_s = result.seconds > 0 ? result.images / result.seconds : 0;
+  result.bottleneck = pipeline::BottleneckReport(result.stats_before, result.stats_after,
+                                                 result.seconds, result.cpu_utilization);
+  result.stats_table = pipeline::StatsTable(result.stats_before, result.stats_after, result.seconds);
+  return result;
+}
+
 std::vector<BenchResult> RunLadder(const LadderConfig& config, const BenchOptions& options) {
   using namespace pipeline;
   std::vector<BenchResult> rows;

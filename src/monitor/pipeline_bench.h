@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/loader.h"
 #include "pipeline/image_samples.h"
 
 namespace imgpipe {
@@ -32,6 +33,11 @@ struct BenchOptions {
 // Runs `batches` (repeating passes as needed) for options.seconds after the warm-up.
 BenchResult RunPipelineBench(const pipeline::Pipeline<pipeline::Batch>& batches,
                              const BenchOptions& options, const std::string& label);
+
+// Runs `loader` epoch after epoch (SetEpoch(0), (1), ...) for options.seconds after the
+// warm-up: the rate a training loop over it gets, epoch boundaries included (options'
+// threads and determinism are the loader's own). Statistics add up over the passes.
+BenchResult RunLoaderBench(loader::Loader& loader, const BenchOptions& options, const std::string& label);
 
 struct LadderConfig {
   std::string images_dir;                  // folder of class sub-folders (row 1)

@@ -20,9 +20,15 @@ void RethrowWithOffset(const std::string& source, uint64_t offset, F decode) {
   }
 }
 
+// Whether `config` reads one folder of image files.
+bool ReadsImageFolder(const ImagePipelineConfig& config) {
+  return config.patterns.size() == 1 && IsDirectory(config.patterns[0]);
+}
+
 // The records of an image pipeline: image files for a folder, else TFRecord files.
 Pipeline<Record> Records(const ImagePipelineConfig& config, bool shuffle) {
-  if (config.patterns.size() == 1 && IsDirectory(config.patterns[0])) {
+  const std::optional<ShardRule> rule = RecordShardRule(config);
+  if (rule == ShardRule::kStrided) {
     Pipeline<Record> files(ImageFiles(config.patterns[0], shuffle));
     return config.num_shards > 1 ? files.Shard(config.num_shards, config.shard_index) : files;
   }
@@ -39,6 +45,12 @@ Pipeline<Record> Records(const ImagePipelineConfig& config, bool shuffle) {
 }
 
 }  // namespace
+
+std::optional<ShardRule> RecordShardRule(const ImagePipelineConfig& config) {
+  if (ReadsImageFolder(config)) return ShardRule::kStrided;
+  if (config.shard_policy == ShardPolicy::kData) return ShardRule::kContiguous;
+  return std::nullopt;
+}
 
 namespace {
 
@@ -114,9 +126,9 @@ Pipeline<Batch> Batches(const ImagePipelineConfig& config, Pipeline<Record> reco
 // list_files -> (shard) -> interleave -> (repeat) -> shuffle -> Batches.
 Pipeline<Batch> ShuffledBatches(const ImagePipelineConfig& config, SampleWriter samples,
                                 std::string map_name) {
-  Pipeline<Record> records = Records(config, /*shuffle=*/true);
+  Pipeline<Record> records = Records(config, config.shuffle);
   if (config.repeat) records = records.Repeat();
-  if (config.shuffle_buffer > 0) records = records.Shuffle(config.shuffle_buffer);
+  if (config.shuffle && config.shuffle_buffer > 0) records = records.Shuffle(config.shuffle_buffer);
   return Batches(config, std::move(records), std::move(samples), std::move(map_name), config.drop_remainder);
 }
 

@@ -2,6 +2,7 @@
 // ImageNet train and eval pipelines in one call each.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "image/presets.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/record_schema.h"
+#include "pipeline/shard_rule.h"
 
 namespace imgpipe::pipeline {
 
@@ -38,6 +40,9 @@ struct ImagePipelineConfig {
   size_t batch_size = 256;
   bool drop_remainder = true;
   size_t shuffle_buffer = 1024;   // records (encoded bytes, not pixels); 0: no shuffle
+  // TrainPipeline's shuffling: the file order per epoch and the shuffle buffer (off:
+  // the records in order, as EvalPipeline reads them).
+  bool shuffle = true;
   int cycle_length = 4;           // TFRecord files read at once
   int reader_threads = kAutotune; // threads reading them (kAutotune: min(cycle, CPUs))
   int map_parallelism = kAutotune;
@@ -57,6 +62,12 @@ struct ImagePipelineConfig {
   // (map_and_batch_dataset.h), so an epoch keeps its batch count. Off: it is dropped.
   bool stand_ins = true;
 };
+
+// The record-level rule by which the pipelines below give shard config.shard_index its
+// records, for `n` records in all: strided over an image folder's files (ShardDataset),
+// contiguous over TFRecords under ShardPolicy kData (TfRecordRecordShard); none when
+// whole TFRecord files are sharded (kFile, or kAuto, which decides by the file count).
+std::optional<ShardRule> RecordShardRule(const ImagePipelineConfig& config);
 
 // list_files -> (shard) -> interleave(tfrecord) -> shuffle -> (pad) -> map(train preset)
 // -> batch -> (split_batch) -> prefetch. A folder in `patterns` reads image files instead of TFRecords.

@@ -29,4 +29,9 @@ SampleRange ContiguousShardRange(uint64_t n, int num_shards, int index) {
   return {bound(index), bound(index + 1)};
 }
 
+uint64_t ShardSize(ShardRule rule, uint64_t n, int num_shards, int index) {
+  return rule == ShardRule::kStrided ? StridedShardSize(n, num_shards, index)
+                                     : ContiguousShardRange(n, num_shards, index).size();
+}
+
 }  // namespace imgpipe::pipeline

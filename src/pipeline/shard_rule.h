@@ -32,4 +32,9 @@ struct SampleRange {
 // [index*n/num_shards, (index+1)*n/num_shards), computed without overflow.
 SampleRange ContiguousShardRange(uint64_t n, int num_shards, int index);
 
+// The two rules, for code that counts a shard without reading it.
+enum class ShardRule { kStrided, kContiguous };
+// How many of elements 0..n-1 `rule` gives shard `index` of `num_shards`.
+uint64_t ShardSize(ShardRule rule, uint64_t n, int num_shards, int index);
+
 }  // namespace imgpipe::pipeline

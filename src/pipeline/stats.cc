@@ -41,6 +41,23 @@ StageSnapshot MatchingStage(const StageSnapshot& after, const std::vector<StageS
   return StageSnapshot{};
 }
 
+std::vector<StageSnapshot> AddStages(const std::vector<StageSnapshot>& earlier,
+                                     const std::vector<StageSnapshot>& later) {
+  std::vector<StageSnapshot> sum = later;
+  for (StageSnapshot& s : sum) {
+    const StageSnapshot e = MatchingStage(s, earlier);
+    s.elements += e.elements;
+    s.bytes += e.bytes;
+    s.busy_ns += e.busy_ns;
+    s.input_wait_ns += e.input_wait_ns;
+    s.output_wait_ns += e.output_wait_ns;
+    s.errors += e.errors;
+    s.stand_ins += e.stand_ins;
+    s.warnings += e.warnings;
+  }
+  return sum;
+}
+
 StageStats* StatsRegistry::Register(const std::string& name, int depth, const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!key.empty()) {

@@ -65,6 +65,11 @@ class StatsRegistry {
 // one (all counters zero) when the stage did not exist yet.
 StageSnapshot MatchingStage(const StageSnapshot& after, const std::vector<StageSnapshot>& before);
 
+// The counters of two passes added stage by stage: `later`'s stages, in its order, each
+// with its MatchingStage in `earlier` added (gauges: parallelism and buffers, `later`'s).
+std::vector<StageSnapshot> AddStages(const std::vector<StageSnapshot>& earlier,
+                                     const std::vector<StageSnapshot>& later);
+
 // Names the stage that limits throughput, in plain words, from two snapshots taken
 // `wall_seconds` apart, e.g. "map(train_preset) is the bottleneck: its 2 threads are
 // busy 97% of the time while the consumer waits 41% of the time; more CPU would help".

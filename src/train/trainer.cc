@@ -7,6 +7,7 @@
 
 #include "env/gpu_sampler.h"
 #include "image/presets.h"
+#include "loader/loader.h"
 #include "monitor/tensorboard_writer.h"
 #include "pipeline/data_source.h"
 #include "pipeline/image_samples.h"
@@ -35,9 +36,7 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 // The data set: --data resolved by pipeline::ResolveDataSource.
 
 struct DataSet {
-  std::vector<std::string> train_files;
-  std::vector<std::string> validation_files;
-  int64_t train_records = 0;
+  std::string validation_split;  // "validation" or "test"; "": no validation files
   std::vector<std::string> class_names;
   pipeline::RecordSchema schema;
   std::string description;  // what was found and chosen (printed once, by rank 0)
@@ -53,12 +52,8 @@ DataSet FindDataSet(const std::string& data, const pipeline::DataSourceOptions& 
   }
   if (source.schema.label_key.empty()) throw Error(data + ": the records have no labels (--label-key)");
   DataSet d;
-  const bool unsplit = !source.HasSplit("train") && !source.HasSplit("validation") &&
-                       !source.HasSplit("test");
-  d.train_files = unsplit ? source.Paths() : source.Paths("train");
-  if (source.HasSplit("validation")) d.validation_files = source.Paths("validation");
-  else if (source.HasSplit("test")) d.validation_files = source.Paths("test");
-  for (const std::string& f : d.train_files) d.train_records += CountRecords(f);
+  if (source.HasSplit("validation")) d.validation_split = "validation";
+  else if (source.HasSplit("test")) d.validation_split = "test";
   d.class_names = source.class_names;
   d.schema = source.schema;
   d.description = source.Describe();
@@ -124,9 +119,6 @@ void Validate(const TrainOptions& o, const DistributedEnv& env) {
   if (o.resume && o.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
   if (o.data_dir.empty() && !o.synthetic) fail("--data is required (or --synthetic)");
 }
-
-// Resize the shorter side to size*256/224, crop size x size, uint8 NHWC.
-EvalPreset EvalPresetFor(int size) { return EvalPresetForCrop(size, OutputLayout::kUint8Nhwc); }
 
 // CRC32C of every parameter's bytes, in order: equal on every rank of a healthy run.
 uint32_t ParametersCrc32c(torch::nn::Module& model) {
@@ -206,6 +198,9 @@ class Trainer {
   void Message(const std::string& text) { Emit({{"event", "message"}, {"rank", env_.rank}, {"text", text}}); }
 
   void SetUp();
+  // The options of the training and the validation loaders (this rank's shard).
+  loader::LoaderOptions LoaderOptionsFor(const std::string& split) const;
+  loader::LoaderOptions TrainLoaderOptions() const;
   void Resume();
   double TrainSteps(int64_t epoch, int64_t first_step, bool* stopped);
   json Evaluate();
@@ -236,7 +231,14 @@ class Trainer {
   env::DlopenLibraryLoader nvml_loader_;
   std::unique_ptr<env::GpuSampler> gpu_sampler_;  // on CUDA devices, when NVML answers
 
-  std::optional<pipeline::PipelineIterator<pipeline::Batch>> train_batches_;
+  // The input: a Loader over this rank's shard of the training files, one pass per
+  // epoch (the next one started before this one ends), and one over the validation
+  // files, made at the first evaluation.
+  std::unique_ptr<loader::Loader> train_loader_;
+  std::shared_ptr<loader::LoaderPass> train_pass_;  // the epoch being trained
+  std::unique_ptr<loader::Loader> validation_loader_;
+  uint64_t bad_records_ = 0;  // over the training passes that ended
+  uint64_t stand_ins_ = 0;
   TensorBatch synthetic_;
 
   int64_t step_ = 0;         // optimizer steps taken in all
@@ -249,6 +251,32 @@ class Trainer {
   int64_t images_ = 0;
   double last_loss_ = NAN;
 };
+
+loader::LoaderOptions Trainer::LoaderOptionsFor(const std::string& split) const {
+  loader::LoaderOptions lo;
+  lo.batch_size = static_cast<size_t>(replica_batch_);
+  lo.image_size = o_.image_size;
+  lo.layout = OutputLayoutName(OutputLayout::kUint8Nhwc);  // normalised by ToTensors
+  lo.seed = o_.seed;
+  lo.rank = env_.rank;
+  lo.world_size = env_.world_size;
+  lo.split = split;
+  loader::SetDataSourceOptions(o_.source, lo);
+  // The processes on this machine share its cores.
+  lo.threads = std::max(1, AvailableCpus() / env_.local_world_size);
+  lo.decode_threads = o_.decode_threads;
+  return lo;
+}
+
+loader::LoaderOptions Trainer::TrainLoaderOptions() const {
+  loader::LoaderOptions lo = LoaderOptionsFor("train");
+  lo.preset = o_.augment ? "train" : "eval";
+  lo.shuffle = true;
+  lo.shuffle_buffer = o_.shuffle_buffer;
+  lo.deterministic = o_.deterministic;
+  lo.last_batch = "drop";  // every rank the same steps
+  return lo;
+}
 
 void Trainer::SetUp() {
   // 1. Threads, seeds, precision.
@@ -274,11 +302,8 @@ void Trainer::SetUp() {
       throw std::invalid_argument("'" + o_.data_dir + "' has " + std::to_string(num_classes_) +
                                   " class(es) (labels.txt, or the labels seen); training needs 2 or more");
     }
-    steps_per_epoch_ = data_.train_records / o_.batch_size;
-    if (steps_per_epoch_ == 0) {
-      throw std::invalid_argument("--batch-size " + std::to_string(o_.batch_size) + " is larger than the " +
-                                  std::to_string(data_.train_records) + " training records");
-    }
+    train_loader_ = std::make_unique<loader::Loader>(o_.data_dir, TrainLoaderOptions());
+    steps_per_epoch_ = train_loader_->size();
   }
   total_steps_ = steps_per_epoch_ * o_.epochs;
   warmup_steps_ = static_cast<int64_t>(std::llround(o_.warmup_epochs * steps_per_epoch_));
@@ -317,13 +342,18 @@ void Trainer::Resume() {
   step_ = c.meta.step;
   start_epoch_ = c.meta.epoch;
   start_step_in_epoch_ = c.meta.step_in_epoch;
-  if (!o_.synthetic && train_batches_) {
-    if (c.pipeline_states.size() == static_cast<size_t>(env_.world_size)) {
-      train_batches_->Restore(pipeline::IteratorState::Deserialize(c.pipeline_states[env_.rank]));
-    } else {
+  if (!o_.synthetic && train_loader_) {
+    if (c.pipeline_states.size() != static_cast<size_t>(env_.world_size)) {
       Message("checkpoint was written by " + std::to_string(c.pipeline_states.size()) +
               " processes, this run has " + std::to_string(env_.world_size) +
-              ": the input pipeline starts its pass afresh");
+              ": the input pipeline starts the epoch afresh");
+    } else {
+      try {
+        train_loader_->LoadState(loader::DeserializeLoaderState(c.pipeline_states[env_.rank]));
+      } catch (const Error& e) {  // an older checkpoint's, or another loader's state
+        Message(std::string("the checkpoint's input position cannot be used (") + e.what() +
+                "): the input pipeline starts the epoch afresh");
+      }
     }
   }
   Message("resumed from " + path + " at epoch " + std::to_string(start_epoch_) + ", step " +
@@ -360,9 +390,9 @@ double Trainer::TrainSteps(int64_t epoch, int64_t first_step, bool* stopped) {
       if (o_.synthetic) {
         batch = synthetic_;
       } else {
-        std::optional<pipeline::Batch> next = train_batches_->Next();
+        std::optional<loader::LoaderBatch> next = train_pass_->Next();
         if (!next) throw std::runtime_error("the training pipeline ended early");
-        batch = ToTensors(*next, o_.image_size, num_classes_, device_);
+        batch = ToTensors(*next->batch, o_.image_size, num_classes_, device_);
       }
     }
     Clock::time_point got_input = Clock::now();
@@ -447,25 +477,22 @@ double Trainer::TrainSteps(int64_t epoch, int64_t first_step, bool* stopped) {
 }
 
 json Trainer::Evaluate() {
-  if (o_.synthetic || data_.validation_files.empty()) return json::object();
-  pipeline::ImagePipelineConfig config;
-  config.patterns = data_.validation_files;
-  config.schema = data_.schema;
-  config.batch_size = static_cast<size_t>(replica_batch_);
-  config.num_shards = env_.world_size;
-  config.shard_index = env_.rank;
-  config.shard_policy = pipeline::ShardPolicy::kData;  // every record exactly once
-  config.stand_ins = false;  // a bad record is left out of the figures, not counted twice
-  config.map_parallelism = o_.decode_threads > 0 ? o_.decode_threads : pipeline::kAutotune;
-  pipeline::PipelineOptions options;
-  options.seed = o_.seed;
-  auto batches = pipeline::EvalPipeline(config, EvalPresetFor(o_.image_size)).MakeIterator(options);
+  if (o_.synthetic || data_.validation_split.empty()) return json::object();
+  if (!validation_loader_) {
+    loader::LoaderOptions lo = LoaderOptionsFor(data_.validation_split);
+    lo.preset = "eval";
+    lo.last_batch = "partial";  // every record exactly once
+    lo.stand_ins = false;       // a bad record is left out of the figures, not counted twice
+    lo.start_ahead = false;     // the next evaluation is an epoch of training away
+    validation_loader_ = std::make_unique<loader::Loader>(o_.data_dir, lo);
+  }
+  std::shared_ptr<loader::LoaderPass> batches = validation_loader_->Iterate();
 
   model_->eval();
   torch::NoGradGuard no_grad;
   double loss_sum = 0, top1 = 0, top5 = 0, count = 0;
-  while (std::optional<pipeline::Batch> next = batches.Next()) {
-    TensorBatch batch = ToTensors(*next, o_.image_size, num_classes_, device_);
+  while (std::optional<loader::LoaderBatch> next = batches->Next()) {
+    TensorBatch batch = ToTensors(*next->batch, o_.image_size, num_classes_, device_);
     torch::Tensor logits;
     {
       AutocastScope autocast(device_.type(), autocast_dtype_, autocast_);
@@ -480,7 +507,7 @@ json Trainer::Evaluate() {
     torch::Tensor hits = best.eq(batch.labels.unsqueeze(1));
     top1 += hits.select(1, 0).sum().item<double>();
     top5 += hits.any(1).sum().item<double>();
-    count += static_cast<double>(next->size);
+    count += static_cast<double>(next->batch->size);
   }
   std::vector<double> sums = SumOverRanks({loss_sum, top1, top5, count});
   if (sums[3] == 0) return json::object();
@@ -491,7 +518,7 @@ json Trainer::Evaluate() {
 void Trainer::SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoch_end) {
   if (o_.checkpoint_dir.empty()) return;
   // 1. Every rank's pipeline position (rank 0 collects them).
-  std::string state = train_batches_ ? train_batches_->Save().Serialize() : std::string();
+  std::string state = train_loader_ ? loader::SerializeLoaderState(train_loader_->State()) : std::string();
   std::vector<std::string> states = group_ ? group_->GatherBytes("pipeline_state", state)
                                            : std::vector<std::string>{state};
   if (env_.rank != 0) return;
@@ -523,34 +550,11 @@ json Trainer::Run() {
   Clock::time_point run_start = Clock::now();
   SetUp();
 
-  // The input: one endless pipeline over this rank's shard (pass after pass), so that
-  // epochs are step counts and uneven shards never leave a rank short of batches.
+  // The input: the training loader (SetUp), or one synthetic batch over and over.
   if (o_.synthetic) {
     torch::Tensor images = torch::randn({replica_batch_, 3, o_.image_size, o_.image_size}, device_)
                                .contiguous(torch::MemoryFormat::ChannelsLast);
     synthetic_ = {images, torch::randint(num_classes_, {replica_batch_}, torch::TensorOptions(device_).dtype(torch::kInt64))};
-  } else {
-    pipeline::ImagePipelineConfig config;
-    config.patterns = data_.train_files;
-    config.schema = data_.schema;
-    config.batch_size = static_cast<size_t>(replica_batch_);
-    config.num_shards = env_.world_size;
-    config.shard_index = env_.rank;
-    config.repeat = true;
-    config.map_parallelism = o_.decode_threads > 0 ? o_.decode_threads : pipeline::kAutotune;
-    config.shuffle_buffer = o_.shuffle_buffer;
-    pipeline::PipelineOptions options;
-    options.seed = o_.seed;
-    options.deterministic = o_.deterministic;
-    options.cpu_budget = std::max(1, AvailableCpus() / env_.local_world_size);
-    if (o_.augment) {
-      TrainPreset preset;
-      preset.size = o_.image_size;
-      preset.layout = OutputLayout::kUint8Nhwc;
-      train_batches_.emplace(pipeline::TrainPipeline(config, preset).MakeIterator(options));
-    } else {
-      train_batches_.emplace(pipeline::TrainPipeline(config, EvalPresetFor(o_.image_size)).MakeIterator(options));
-    }
   }
   if (o_.resume) Resume();
 
@@ -558,7 +562,7 @@ json Trainer::Run() {
         {"backend", group_ ? group_->backend() : "none"}, {"device", device_.str()},
         {"model", o_.model}, {"classes", num_classes_}, {"global_batch", o_.batch_size},
         {"replica_batch", replica_batch_}, {"steps_per_epoch", steps_per_epoch_},
-        {"train_records", data_.train_records}, {"precision", o_.precision},
+        {"train_records", train_loader_ ? train_loader_->data().samples : 0}, {"precision", o_.precision},
         {"intra_op_threads", at::get_num_threads()}, {"start_step", step_}});
 
   json last_eval = json::object();
@@ -568,10 +572,18 @@ json Trainer::Run() {
     Clock::time_point epoch_start = Clock::now();
     double wait_before = wait_seconds_, seconds_before = step_seconds_;
     int64_t images_before = images_;
-    std::vector<pipeline::StageSnapshot> stats_before =
-        train_batches_ ? train_batches_->Stats() : std::vector<pipeline::StageSnapshot>{};
+    if (train_loader_) {
+      train_loader_->SetEpoch(epoch);  // a resumed epoch continues the loaded state
+      train_pass_ = train_loader_->Iterate();
+    }
     int64_t first = epoch == start_epoch_ ? start_step_in_epoch_ : 0;
     double train_loss = TrainSteps(epoch, first, &stopped);
+    const std::vector<pipeline::StageSnapshot> stats =
+        train_pass_ ? train_pass_->Stats() : std::vector<pipeline::StageSnapshot>{};
+    for (const pipeline::StageSnapshot& s : stats) {
+      bad_records_ += s.errors;
+      stand_ins_ += s.stand_ins;
+    }
     if (stopped) break;
     ++epochs_run;
     double seconds = step_seconds_ - seconds_before;
@@ -581,11 +593,10 @@ json Trainer::Run() {
                   {"images_per_s", (images_ - images_before) / std::max(seconds, 1e-9)},
                   {"input_wait", input_wait}};
     // 1. The input pipeline's share of the step time, and its slowest stage.
-    if (train_batches_ && input_wait > 0.2) {
+    if (train_pass_ && input_wait > 0.2) {
       event["bottleneck"] = "input pipeline: the model waited " + std::to_string(std::lround(input_wait * 100)) +
                             "% of the time. " +
-                            pipeline::BottleneckReport(stats_before, train_batches_->Stats(),
-                                                       Seconds(Clock::now() - epoch_start));
+                            pipeline::BottleneckReport({}, stats, Seconds(Clock::now() - epoch_start));
     }
     // 2. Validation.
     last_eval = Evaluate();
@@ -622,14 +633,8 @@ json Trainer::Run() {
   summary.update(last_eval);
   // Bad records met by this rank's training pipeline: errors counted, and the stand-ins
   // that kept its batches full (docs/bad-data.md).
-  uint64_t bad_records = 0, stand_ins = 0;
-  for (const pipeline::StageSnapshot& s :
-       train_batches_ ? train_batches_->Stats() : std::vector<pipeline::StageSnapshot>{}) {
-    bad_records += s.errors;
-    stand_ins += s.stand_ins;
-  }
-  summary["bad_records"] = bad_records;
-  summary["stand_ins"] = stand_ins;
+  summary["bad_records"] = bad_records_;
+  summary["stand_ins"] = stand_ins_;
   // Every replica must hold the same parameters: rank 0 compares all ranks' CRCs.
   uint32_t crc = ParametersCrc32c(*model_);
   summary["parameters_crc32c"] = crc;

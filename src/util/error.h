@@ -14,6 +14,14 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A bad value of an argument or option (out of range, not one of the names allowed,
+// impossible with the data): what() names the argument and what it allows. Python
+// raises it as imgpipe.InvalidArgument, a ValueError.
+class InvalidArgument : public Error {
+ public:
+  explicit InvalidArgument(const std::string& message) : Error(message) {}
+};
+
 // An error about the contents of a file: what() reads "PATH: offset N: MESSAGE"
 // (or "PATH: MESSAGE" when no offset applies).
 class DataError : public Error {

@@ -7,7 +7,7 @@ namespace imgpipe {
 ErrorPolicy ParseErrorPolicy(const std::string& name) {
   if (name == "fail") return ErrorPolicy::kFail;
   if (name == "skip") return ErrorPolicy::kSkip;
-  throw Error("unknown error policy '" + name + "' (expected fail or skip)");
+  throw InvalidArgument("unknown error policy '" + name + "' (expected fail or skip)");
 }
 
 const char* ErrorPolicyName(ErrorPolicy policy) {

@@ -1,4 +1,6 @@
-#include "loader_data.h"
+#include "loader/loader_data.h"
+
+#include <algorithm>
 
 #include "pipeline/input_list.h"
 #include "record/crc32c.h"
@@ -6,7 +8,7 @@
 #include "util/error.h"
 #include "util/file.h"
 
-namespace imgpipe::python {
+namespace imgpipe::loader {
 namespace {
 
 // Whether some file of `source` names split train, validation or test.
@@ -24,11 +26,22 @@ LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSource
   if (d.source.layout == pipeline::DataLayout::kImageFolder) {
     d.image_folder = true;
     d.paths = {data};
-    d.samples = static_cast<int64_t>(ListImageFolder(data).images.size());
+    const InputList listing = ListImageFolder(data);
+    d.samples = static_cast<int64_t>(listing.images.size());
+    // Up to 64 images spread over the listing: stat-ing millions would take minutes.
+    const size_t n = listing.images.size(), step = std::max<size_t>(1, n / 64);
+    uint64_t sampled = 0, bytes = 0;
+    for (size_t i = 0; i < n; i += step, ++sampled) bytes += FileSize(listing.images[i].path);
+    d.mean_record_bytes = sampled ? bytes / sampled : 0;
     return d;
   }
   d.paths = split.empty() || !HasSplits(d.source) ? d.source.Paths() : d.source.Paths(split);
-  for (const std::string& file : d.paths) d.samples += CountRecords(file, policy);
+  uint64_t bytes = 0;
+  for (const std::string& file : d.paths) {
+    d.samples += CountRecords(file, policy);
+    bytes += FileSize(file);
+  }
+  d.mean_record_bytes = d.samples > 0 ? bytes / static_cast<uint64_t>(d.samples) : 0;
   return d;
 }
 
@@ -40,4 +53,4 @@ uint32_t DataFingerprint(const LoaderData& data) {
   return crc32c::Value(text.data(), text.size());
 }
 
-}  // namespace imgpipe::python
+}  // namespace imgpipe::loader

@@ -10,7 +10,7 @@
 #include "pipeline/data_source.h"
 #include "util/error_policy.h"
 
-namespace imgpipe::python {
+namespace imgpipe::loader {
 
 struct LoaderData {
   pipeline::DataSource source;  // layout, schema (keys, label offset), class names
@@ -18,6 +18,8 @@ struct LoaderData {
   std::vector<std::string> paths;
   bool image_folder = false;
   int64_t samples = 0;  // image files, or records in all the files
+  // Mean bytes of a record (an image file, sampled in a folder), for memory estimates.
+  uint64_t mean_record_bytes = 0;
 };
 
 // Resolves `data` with ResolveDataSource(data, options) and keeps the files of `split`:
@@ -32,4 +34,4 @@ LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSource
 // A fingerprint of the data: CRC32C over every path with its size and the sample count.
 uint32_t DataFingerprint(const LoaderData& data);
 
-}  // namespace imgpipe::python
+}  // namespace imgpipe::loader

@@ -1,10 +1,7 @@
-// One pass of imgpipe.Loader over an epoch (LoaderPass), the pass the Loader starts
-// ahead of the next iteration (PassAhead), and the registry that stops every live
-// pass's threads at interpreter exit. A pass runs its pipeline without the GIL; its
-// threads never call into Python. Throws Error as the pipeline does.
+// One pass of a Loader over an epoch (LoaderPass), the pass the Loader starts ahead of
+// the next epoch (PassAhead), and the registry that stops every live pass's threads
+// (at a Python interpreter's exit). Throws Error as the pipeline does.
 #pragma once
-
-#include <pybind11/pybind11.h>
 
 #include <chrono>
 #include <cstdint>
@@ -18,14 +15,15 @@
 #include <utility>
 #include <vector>
 
-#include "loader_options.h"
+#include "loader/loader_options.h"
+#include "loader/rank_plan.h"
 #include "pipeline/image_samples.h"
 
-namespace imgpipe::python {
+namespace imgpipe::loader {
 
-// One batch: the pipeline's Batch, shared by the arrays exported from it, and which of
-// its samples are padding (last_batch="pad") or stand-ins for bad records (1), shared
-// the same way.
+// One batch: the pipeline's Batch (shared, so that arrays exported from it can keep it),
+// which of its samples are padding (last_batch="pad") or stand-ins for bad records (1),
+// and the shape of its samples.
 struct LoaderBatch {
   std::shared_ptr<pipeline::Batch> batch;
   std::shared_ptr<std::vector<uint8_t>> padded;
@@ -34,9 +32,9 @@ struct LoaderBatch {
 };
 
 // One pass over an epoch: the pipeline's iterator, stopped after `plan.batches`
-// batches, drawing its buffers from `pool` (the loader's, shared by its passes). Next
-// runs without the GIL; Close may come from another thread (or atexit). The pipeline's
-// threads start at the first Next, or at StartAhead.
+// batches, drawing its buffers from `pool` (the loader's, shared by its passes). Close
+// may come from another thread (or atexit). The pipeline's threads start at the first
+// Next, or at StartAhead.
 class LoaderPass {
  public:
   LoaderPass(const pipeline::Pipeline<pipeline::Batch>& batches, const pipeline::PipelineOptions& options,
@@ -51,17 +49,22 @@ class LoaderPass {
   // Starts the pipeline now: a thread of the pass takes the first batch (kept for Next,
   // or an error rethrown there), so its stages fill while the user is elsewhere.
   void StartAhead();
-  // `on_last` runs once, without the GIL or the pass's lock, when Next is about to pull
-  // the pass's last batch (or, restored at the epoch's end, to stop); not when the
-  // pass is closed first. Set before Next.
-  void SetOnLast(std::function<void()> on_last);
+  // `on_near_end` runs once, without the pass's lock, when Next is about to pull one of
+  // the pass's last LeadBatches() batches (or, restored at the epoch's end, to stop);
+  // not when the pass is closed first. Set before Next.
+  void SetOnNearEnd(std::function<void()> on_near_end);
 
-  // The next batch (StopIteration after `limit` batches); Error when the pipeline ends
-  // first (records skipped as bad under the skip policy). The pass ends (its threads
-  // stop) as it yields the last batch.
-  LoaderBatch Next();
+  // The next batch (none after `limit` batches); Error when the pipeline ends first
+  // (records skipped as bad under the skip policy). The pass ends (its threads stop) as
+  // it yields the last batch.
+  std::optional<LoaderBatch> Next();
 
   int64_t epoch() const { return epoch_; }
+  // Whether StartAhead started this pass's threads (before its first Next).
+  bool started_ahead();
+  // How many batches this pass had yielded when its near end started the next pass
+  // (none: it has not).
+  std::optional<int64_t> near_end_at();
   // The pool's counters (as the pass ended, once it is over); the pool is the loader's,
   // so they count its earlier passes too.
   std::pair<size_t, size_t> PoolCounters();
@@ -74,18 +77,16 @@ class LoaderPass {
   // "bottleneck: ..." naming the stage that limits throughput.
   std::string Report();
   // Stops the pipeline's threads (waiting for a Next in progress); Next then stops.
-  // Close releases the GIL (the caller holds it); Stop is for callers that do not.
   void Close();
-  void Stop();
 
  private:
-  // What Next yields: a batch (none: stop) with its padding marks.
-  struct Pulled {
-    std::optional<pipeline::Batch> batch;
-    std::shared_ptr<std::vector<uint8_t>> padded;
-  };
   // Next's work under the lock; the pass ends after its last batch. Needs mu_.
-  Pulled NextLocked();
+  std::optional<LoaderBatch> NextLocked();
+  // How many batches before the pass's end the next pass must start for its first batch
+  // to be ready when this one ends: its start-up time (this pass's, from its threads'
+  // start to its first batch) over the time between batches, plus one; 1 until two
+  // batches have been yielded. Needs mu_.
+  int64_t LeadBatchesLocked() const;
   // The pipeline's next batch: the one taken ahead when there is one. Needs mu_.
   std::optional<pipeline::Batch> PullLocked();
   // StartAhead's thread: the first batch, unless Next or Close came first.
@@ -112,7 +113,12 @@ class LoaderPass {
   std::vector<pipeline::StageSnapshot> stats_at_end_;  // guarded by mu_
   const pipeline::BufferPool* pool_ = nullptr;  // the iterator's; read under mu_ while it_ lives
   std::pair<size_t, size_t> pool_counters_;      // guarded by mu_; as the pass ended
-  std::function<void()> on_last_;                // guarded by mu_; taken by the Next of the last batch
+  std::function<void()> on_near_end_;            // guarded by mu_; taken by the Next that comes near the end
+  std::optional<std::chrono::steady_clock::time_point> started_;      // guarded by mu_; the threads' start
+  std::optional<std::chrono::steady_clock::duration> startup_;        // guarded by mu_; to the first batch
+  std::optional<std::chrono::steady_clock::time_point> first_yield_;  // guarded by mu_
+  bool started_ahead_ = false;                                        // guarded by mu_
+  std::optional<int64_t> near_end_at_;                                // guarded by mu_
   std::mutex thread_mu_;
   std::thread ahead_thread_;  // guarded by thread_mu_
   const int64_t epoch_;
@@ -125,11 +131,11 @@ class LoaderPass {
 };
 
 // The Loader's passes: a new one per iteration, and the one started ahead. When the
-// latest pass is about to pull its last batch, a pass over the epoch the next iteration
-// is expected to ask for starts (StartAhead): its reading, shuffling and first batch
-// overlap the end of this epoch and what the user does before the next; Begin hands it
-// out when that epoch is asked for, and drops it otherwise. The batches of a pass do not
-// depend on when it started.
+// latest pass comes near its end (LeadBatchesLocked), a pass over the epoch the next
+// iteration is expected to ask for starts (StartAhead): its reading, shuffle-buffer fill
+// and first batches overlap the end of this epoch, so the threads never idle at the
+// boundary; Begin hands it out when that epoch is asked for, and drops it otherwise.
+// The batches of a pass do not depend on when it started.
 class PassAhead : public std::enable_shared_from_this<PassAhead> {
  public:
   PassAhead(pipeline::Pipeline<pipeline::Batch> batches, pipeline::PipelineOptions options, RankPlan plan,
@@ -148,8 +154,8 @@ class PassAhead : public std::enable_shared_from_this<PassAhead> {
   void Close();
 
  private:
-  // `pass` comes to its last batch: when it is the latest pass, the next one starts.
-  void LastBatch(const LoaderPass* pass);
+  // `pass` comes near its end: when it is the latest pass, the next one starts.
+  void NearEnd(const LoaderPass* pass);
 
   const pipeline::Pipeline<pipeline::Batch> batches_;
   const pipeline::PipelineOptions options_;
@@ -170,4 +176,4 @@ void RegisterPass(const std::shared_ptr<LoaderPass>& pass);
 // Closes every live pass (their threads are joined); the registry is left empty.
 void CloseAllLoaders();
 
-}  // namespace imgpipe::python
+}  // namespace imgpipe::loader

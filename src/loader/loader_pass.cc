@@ -1,11 +1,13 @@
-#include "loader_pass.h"
+#include "loader/loader_pass.h"
+
+#include <algorithm>
+#include <cmath>
 
 #include "pipeline/stats.h"
 #include "util/error.h"
 
-namespace imgpipe::python {
+namespace imgpipe::loader {
 
-namespace py = pybind11;
 using pipeline::Batch;
 using pipeline::PipelineIterator;
 
@@ -22,7 +24,6 @@ LoaderPass::LoaderPass(const pipeline::Pipeline<Batch>& batches, const pipeline:
 LoaderPass::~LoaderPass() { JoinAheadThread(); }
 
 void LoaderPass::Restore(const pipeline::IteratorState* state, int64_t batches) {
-  py::gil_scoped_release release;
   std::lock_guard<std::mutex> lock(mu_);
   if (state) it_->Restore(*state);
   yielded_ = batches;
@@ -33,14 +34,16 @@ void LoaderPass::StartAhead() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!it_ || yielded_ > 0 || first_) return;
     ahead_pending_ = true;
+    started_ahead_ = true;
+    if (!started_) started_ = std::chrono::steady_clock::now();
   }
   std::lock_guard<std::mutex> lock(thread_mu_);
   if (!ahead_thread_.joinable()) ahead_thread_ = std::thread([this] { TakeFirstAhead(); });
 }
 
-void LoaderPass::SetOnLast(std::function<void()> on_last) {
+void LoaderPass::SetOnNearEnd(std::function<void()> on_near_end) {
   std::lock_guard<std::mutex> lock(mu_);
-  on_last_ = std::move(on_last);
+  on_near_end_ = std::move(on_near_end);
 }
 
 void LoaderPass::TakeFirstAhead() {
@@ -49,6 +52,7 @@ void LoaderPass::TakeFirstAhead() {
   ahead_pending_ = false;
   try {
     first_ = it_->Next();
+    startup_ = std::chrono::steady_clock::now() - *started_;
   } catch (...) {
     first_ = std::optional<Batch>();
     first_error_ = std::current_exception();
@@ -62,7 +66,12 @@ void LoaderPass::JoinAheadThread() {
 
 std::optional<Batch> LoaderPass::PullLocked() {
   ahead_pending_ = false;  // from here the consumer pulls
-  if (!first_) return it_->Next();
+  if (!first_) {
+    if (!started_) started_ = std::chrono::steady_clock::now();
+    std::optional<Batch> batch = it_->Next();
+    if (!startup_) startup_ = std::chrono::steady_clock::now() - *started_;
+    return batch;
+  }
   std::optional<Batch> batch = std::move(*first_);
   first_.reset();
   if (first_error_) {
@@ -73,51 +82,65 @@ std::optional<Batch> LoaderPass::PullLocked() {
   return batch;
 }
 
-LoaderPass::Pulled LoaderPass::NextLocked() {
-  Pulled pulled;
-  if (it_ && yielded_ < limit_) pulled.batch = PullLocked();
-  if (!pulled.batch) {
+std::optional<LoaderBatch> LoaderPass::NextLocked() {
+  std::optional<Batch> batch;
+  if (it_ && yielded_ < limit_) batch = PullLocked();
+  if (!batch) {
     const bool short_pass = it_ && yielded_ < limit_;
     EndLocked();  // the pass is over: its threads stop and its buffers go back
     if (short_pass) {
       throw Error("the pipeline ended after " + std::to_string(yielded_) + " of the " + std::to_string(limit_) +
                   " batches this rank must yield (bad records skipped? see Loader.stats())");
     }
-    return pulled;
+    return std::nullopt;
   }
-  CheckPaddingLocked(*pulled.batch);
-  pulled.padded = std::make_shared<std::vector<uint8_t>>(PaddedMarksLocked(*pulled.batch));
+  CheckPaddingLocked(*batch);
+  auto padded = std::make_shared<std::vector<uint8_t>>(PaddedMarksLocked(*batch));
+  if (!first_yield_) first_yield_ = std::chrono::steady_clock::now();
   if (++yielded_ == limit_) EndLocked();  // nothing more is read: the threads stop now
-  return pulled;
+  return LoaderBatch{std::make_shared<Batch>(std::move(*batch)), std::move(padded), layout_, image_size_};
 }
 
-LoaderBatch LoaderPass::Next() {
-  Pulled pulled;
+int64_t LoaderPass::LeadBatchesLocked() const {
+  if (yielded_ < 2 || !startup_ || !first_yield_) return 1;
+  const double interval = std::chrono::duration<double>(std::chrono::steady_clock::now() - *first_yield_).count() /
+                          static_cast<double>(yielded_ - 1);
+  const double startup = std::chrono::duration<double>(*startup_).count();
+  if (interval <= 0) return limit_;
+  return static_cast<int64_t>(std::min<double>(static_cast<double>(limit_), std::ceil(startup / interval) + 1));
+}
+
+std::optional<LoaderBatch> LoaderPass::Next() {
+  std::function<void()> on_near_end;
   {
-    py::gil_scoped_release release;
-    std::function<void()> on_last;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (it_ && yielded_ >= limit_ - 1) on_last = std::exchange(on_last_, nullptr);
-    }
-    if (on_last) on_last();  // before the last batch is pulled, so the two overlap
     std::lock_guard<std::mutex> lock(mu_);
-    pulled = NextLocked();
+    if (it_ && on_near_end_ && yielded_ >= limit_ - LeadBatchesLocked()) {
+      on_near_end = std::exchange(on_near_end_, nullptr);
+      near_end_at_ = yielded_;
+    }
   }
-  if (!pulled.batch) throw py::stop_iteration();
-  return LoaderBatch{std::make_shared<Batch>(std::move(*pulled.batch)), std::move(pulled.padded), layout_,
-                     image_size_};
+  if (on_near_end) on_near_end();  // before the batch is pulled, so the two overlap
+  std::lock_guard<std::mutex> lock(mu_);
+  return NextLocked();
+}
+
+bool LoaderPass::started_ahead() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return started_ahead_;
+}
+
+std::optional<int64_t> LoaderPass::near_end_at() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return near_end_at_;
 }
 
 std::pair<size_t, size_t> LoaderPass::PoolCounters() {
-  py::gil_scoped_release release;
   std::lock_guard<std::mutex> lock(mu_);
   if (it_) pool_counters_ = {pool_->allocations(), pool_->reuses()};
   return pool_counters_;
 }
 
 std::pair<std::optional<std::string>, int64_t> LoaderPass::Save() {
-  py::gil_scoped_release release;
   std::lock_guard<std::mutex> lock(mu_);
   // Over, or at the epoch's start (where a pass started ahead has taken a batch already).
   if (!it_ || yielded_ == 0) return {std::nullopt, yielded_};
@@ -125,7 +148,6 @@ std::pair<std::optional<std::string>, int64_t> LoaderPass::Save() {
 }
 
 std::vector<pipeline::StageSnapshot> LoaderPass::Stats() {
-  py::gil_scoped_release release;
   std::lock_guard<std::mutex> lock(mu_);
   if (!it_) return stats_at_end_;
   return it_->Stats();
@@ -139,11 +161,6 @@ std::string LoaderPass::Report() {
 }
 
 void LoaderPass::Close() {
-  py::gil_scoped_release release;
-  Stop();
-}
-
-void LoaderPass::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     EndLocked();
@@ -184,7 +201,6 @@ PassAhead::PassAhead(pipeline::Pipeline<Batch> batches, pipeline::PipelineOption
     : batches_(std::move(batches)), options_(std::move(options)), plan_(plan), loader_options_(std::move(o)) {}
 
 std::shared_ptr<LoaderPass> PassAhead::Begin(int64_t epoch, bool fresh, std::optional<int64_t> next_epoch) {
-  py::gil_scoped_release release;
   // 1. The pass started ahead, when it is the one asked for; else a new pass.
   std::shared_ptr<LoaderPass> pass, dropped;
   {
@@ -196,16 +212,16 @@ std::shared_ptr<LoaderPass> PassAhead::Begin(int64_t epoch, bool fresh, std::opt
       dropped = std::move(ahead_);
     }
   }
-  if (dropped) dropped->Stop();
+  if (dropped) dropped->Close();
   if (!pass) {
     pass = std::make_shared<LoaderPass>(batches_, options_, epoch, plan_, loader_options_, pool_);
     RegisterPass(pass);
   }
-  // 2. Its last batch starts the next pass.
+  // 2. Its end coming near starts the next pass.
   std::weak_ptr<PassAhead> self = weak_from_this();
   const LoaderPass* watched = pass.get();
-  pass->SetOnLast([self, watched] {
-    if (auto passes = self.lock()) passes->LastBatch(watched);
+  pass->SetOnNearEnd([self, watched] {
+    if (auto passes = self.lock()) passes->NearEnd(watched);
   });
   std::lock_guard<std::mutex> lock(mu_);
   latest_ = watched;
@@ -213,7 +229,7 @@ std::shared_ptr<LoaderPass> PassAhead::Begin(int64_t epoch, bool fresh, std::opt
   return pass;
 }
 
-void PassAhead::LastBatch(const LoaderPass* pass) {
+void PassAhead::NearEnd(const LoaderPass* pass) {
   std::shared_ptr<LoaderPass> started;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -249,8 +265,8 @@ void PassAhead::Close() {
 
 namespace {
 
-// Every pass made, so that close_all_loaders (atexit) stops the live ones' threads
-// before the interpreter and the C++ runtime shut down.
+// Every pass made, so that CloseAllLoaders (Python's atexit) stops the live ones'
+// threads before the interpreter and the C++ runtime shut down.
 std::mutex registry_mu;
 std::vector<std::weak_ptr<LoaderPass>> registry;  // guarded by registry_mu
 
@@ -274,4 +290,4 @@ void CloseAllLoaders() {
   for (const auto& pass : live) pass->Close();
 }
 
-}  // namespace imgpipe::python
+}  // namespace imgpipe::loader

@@ -1,0 +1,170 @@
+// The Loader over real photos: its epochs are the pipeline's, batch for batch, whether
+// or not the next epoch's pass starts ahead; its state resumes exactly at every epoch
+// boundary; it refuses options whose buffers cannot fit.
+#include "loader/loader.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace imgpipe::loader {
+namespace {
+
+const std::string kPhotos = std::string(IMGPIPE_TESTDATA_DIR) + "/images/hymenoptera/val";  // 153 photos
+
+LoaderOptions SmallOptions() {
+  LoaderOptions o;
+  o.batch_size = 16;  // 9 batches an epoch
+  o.image_size = 32;
+  o.layout = "uint8";
+  o.threads = 2;
+  o.seed = 7;
+  return o;
+}
+
+// A batch as bytes: pixels, labels and marks.
+std::string View(const LoaderBatch& b) {
+  std::string v(reinterpret_cast<const char*>(b.batch->data.data()), b.batch->size * b.batch->sample_bytes);
+  v.append(reinterpret_cast<const char*>(b.batch->labels.data()), b.batch->labels.size() * sizeof(int64_t));
+  v.append(b.padded->begin(), b.padded->end());
+  return v;
+}
+
+// The rest of `pass`'s batches.
+std::vector<std::string> Drain(LoaderPass& pass) {
+  std::vector<std::string> views;
+  while (std::optional<LoaderBatch> b = pass.Next()) views.push_back(View(*b));
+  return views;
+}
+
+// Epoch `epoch` of a fresh loader that starts nothing ahead.
+std::vector<std::string> FreshEpoch(int64_t epoch, LoaderOptions o = SmallOptions()) {
+  o.start_ahead = false;
+  Loader loader(kPhotos, o);
+  loader.SetEpoch(epoch);
+  return Drain(*loader.Iterate());
+}
+
+TEST(Loader, EpochsStartedAheadAreTheFreshPipelinesEpochs) {
+  Loader loader(kPhotos, SmallOptions());
+  ASSERT_EQ(loader.size(), 153 / 16);
+  for (int64_t epoch = 0; epoch < 3; ++epoch) {
+    loader.SetEpoch(epoch);
+    std::shared_ptr<LoaderPass> pass = loader.Iterate();
+    // 1. From the second epoch on, the pass was started before the last one ended, at
+    //    least two batches before its end (start-up time over batch time, plus one).
+    if (epoch > 0) {
+      EXPECT_TRUE(pass->started_ahead()) << "epoch " << epoch;
+    }
+    std::vector<std::string> batches = Drain(*pass);
+    ASSERT_EQ(static_cast<int64_t>(batches.size()), loader.size());
+    ASSERT_TRUE(pass->near_end_at().has_value());
+    EXPECT_LE(*pass->near_end_at(), loader.size() - 2);
+    // 2. The batches are those of a fresh pass over the epoch.
+    EXPECT_EQ(batches, FreshEpoch(epoch)) << "epoch " << epoch;
+  }
+}
+
+TEST(Loader, StateAtEveryEpochBoundaryResumesExactly) {
+  const LoaderOptions o = SmallOptions();
+  const std::vector<std::string> epoch0 = FreshEpoch(0), epoch1 = FreshEpoch(1);
+  // Cuts: after the last batch of epoch 0, and after the first batch of epoch 1.
+  for (int cut : {0, 1}) {
+    Loader loader(kPhotos, o);
+    loader.SetEpoch(0);
+    Drain(*loader.Iterate());
+    std::vector<std::string> seen;
+    if (cut == 1) {
+      loader.SetEpoch(1);
+      std::shared_ptr<LoaderPass> pass = loader.Iterate();
+      seen.push_back(View(*pass->Next()));
+    }
+    // The state travels as bytes (a checkpoint), into a loader that never ran.
+    const LoaderState state = DeserializeLoaderState(SerializeLoaderState(loader.State()));
+    loader.Close();
+    Loader resumed(kPhotos, o);
+    resumed.LoadState(state);
+    std::vector<std::string> rest = Drain(*resumed.Iterate());
+    if (cut == 0) {
+      EXPECT_TRUE(rest.empty()) << "epoch 0 was over";
+      resumed.SetEpoch(1);
+      rest = Drain(*resumed.Iterate());
+    }
+    seen.insert(seen.end(), rest.begin(), rest.end());
+    EXPECT_EQ(seen, epoch1) << "cut " << cut;
+  }
+  EXPECT_NE(epoch0, epoch1);  // epochs reshuffle
+}
+
+TEST(Loader, AbandonedEpochLeavesTheNextOneWhole) {
+  Loader loader(kPhotos, SmallOptions());
+  loader.SetEpoch(0);
+  std::shared_ptr<LoaderPass> pass = loader.Iterate();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(pass->Next());
+  loader.SetEpoch(1);
+  EXPECT_EQ(Drain(*loader.Iterate()), FreshEpoch(1));
+  // The abandoned pass yields nothing more once closed.
+  pass->Close();
+  EXPECT_FALSE(pass->Next());
+}
+
+TEST(Loader, StateOfAnotherLoaderIsRefusedNamingTheOption) {
+  Loader loader(kPhotos, SmallOptions());
+  LoaderOptions other = SmallOptions();
+  other.seed = 8;
+  Loader different(kPhotos, other);
+  try {
+    different.LoadState(loader.State());
+    FAIL() << "a state of seed 7 was loaded by a loader of seed 8";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("seed=7, this loader has 8"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Loader, RefusesBuffersThatCannotFitBeforeAllocating) {
+  LoaderOptions o = SmallOptions();
+  o.batch_size = 100;
+  o.image_size = 4096;
+  o.layout = "float32";  // 100 x 3 x 4096 x 4096 x 4 bytes: 18.8 GiB a batch
+  o.ram_budget_bytes = 1ull << 30;
+  try {
+    Loader loader(kPhotos, o);
+    FAIL() << "a loader that needs more than 1 GiB was made";
+  } catch (const InvalidArgument& e) {
+    const std::string message = e.what();
+    for (const char* part : {"batch_size=100", "image_size=4096", "18.8 GiB", "ram_budget_bytes", "1.0 GiB"}) {
+      EXPECT_NE(message.find(part), std::string::npos) << part << " in: " << message;
+    }
+  }
+  // The same figures, known without a loader: 3 batches and a shuffle buffer, twice.
+  o.ram_budget_bytes = 0;
+  const MemoryNeed need = EstimateMemory(ResolveLoaderData(kPhotos, {}, "", ErrorPolicy::kSkip), o);
+  EXPECT_EQ(need.batch_bytes, 100ull * 3 * 4096 * 4096 * 4 + 100 * 8);
+  EXPECT_EQ(need.passes, 2u);
+  EXPECT_GT(need.shuffle_bytes, 153u * 10000);  // the photos' mean size, ~ 100 KB
+  EXPECT_EQ(need.minimum_bytes, 2 * (3 * need.batch_bytes + need.shuffle_bytes));
+}
+
+TEST(Loader, BadOptionsAreInvalidArguments) {
+  auto refused = [](void (*change)(LoaderOptions&), const char* expected) {
+    LoaderOptions o = SmallOptions();
+    change(o);
+    try {
+      Loader loader(kPhotos, o);
+      ADD_FAILURE() << "accepted; expected " << expected;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  refused([](LoaderOptions& o) { o.preset = "big"; }, "preset");
+  refused([](LoaderOptions& o) { o.layout = "nchw"; }, "layout");
+  refused([](LoaderOptions& o) { o.last_batch = "keep"; }, "last_batch");
+  refused([](LoaderOptions& o) { o.rank = 2; }, "world_size");
+  refused([](LoaderOptions& o) { o.batch_size = 1000; }, "larger than");
+}
+
+}  // namespace
+}  // namespace imgpipe::loader

@@ -1,0 +1,78 @@
+#include "loader/memory_estimate.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "pipeline/autotune.h"
+#include "util/error.h"
+
+namespace imgpipe::loader {
+namespace {
+
+// The lower of physical memory and the soft address-space and data-segment limits.
+uint64_t MachineMemoryBytes() {
+  uint64_t bytes = pipeline::PhysicalMemoryBytes();
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit limit{};
+    if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      bytes = std::min<uint64_t>(bytes, limit.rlim_cur);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o) {
+  MemoryNeed need;
+  const auto batch = static_cast<uint64_t>(o.batch_size);
+  need.batch_bytes = batch * OutputBytes(ParseOutputLayout(o.layout), o.image_size) + batch * sizeof(int64_t);
+  // The batch the user holds, one prefetched (the prefetch buffer's minimum) and one
+  // that map_and_batch's workers write.
+  need.batches_per_pass = 3;
+  if (ShufflesRecords(o)) {
+    const uint64_t per_rank = static_cast<uint64_t>(data.samples) / static_cast<uint64_t>(o.world_size) + 1;
+    need.shuffle_bytes = std::min<uint64_t>(o.shuffle_buffer, per_rank) * data.mean_record_bytes;
+  }
+  need.passes = o.start_ahead ? 2 : 1;
+  need.minimum_bytes = need.passes * (need.batches_per_pass * need.batch_bytes + need.shuffle_bytes);
+  need.budget_bytes = o.ram_budget_bytes > 0 ? o.ram_budget_bytes : pipeline::PhysicalMemoryBytes() / 2;
+  need.machine_bytes = MachineMemoryBytes();
+  return need;
+}
+
+void CheckMemory(const MemoryNeed& need, const LoaderOptions& o) {
+  const bool over_budget = need.minimum_bytes > need.budget_bytes;
+  if (!over_budget && need.minimum_bytes <= need.machine_bytes) return;
+  const std::string limit =
+      over_budget ? "the RAM budget of " + FormatBytes(need.budget_bytes) +
+                        (o.ram_budget_bytes > 0 ? " (ram_budget_bytes)" : " (half the machine's memory; set ram_budget_bytes)")
+                  : "this machine's " + FormatBytes(need.machine_bytes) + " (physical memory or ulimit)";
+  throw InvalidArgument(
+      "Loader: batch_size=" + std::to_string(o.batch_size) + " with image_size=" + std::to_string(o.image_size) +
+      " and layout='" + o.layout + "' makes batches of " + FormatBytes(need.batch_bytes) + "; with " +
+      std::to_string(need.batches_per_pass) + " batches per pass" +
+      (need.shuffle_bytes ? " and a shuffle buffer of " + FormatBytes(need.shuffle_bytes) +
+                                " (shuffle_buffer=" + std::to_string(o.shuffle_buffer) + ")"
+                          : std::string()) +
+      (need.passes > 1 ? ", twice (start_ahead=True overlaps two epochs' passes)" : std::string()) +
+      ", the loader needs at least " + FormatBytes(need.minimum_bytes) + ", more than " + limit +
+      ": lower batch_size, image_size or shuffle_buffer, or use layout='uint8'");
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+}  // namespace imgpipe::loader

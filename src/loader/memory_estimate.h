@@ -1,0 +1,36 @@
+// What a Loader's buffers hold at least, known before any is allocated: its batches,
+// its shuffle buffer and, with start_ahead, a second pass's; and the memory it may use:
+// the RAM budget and the machine's (physical memory, the address-space and data ulimits).
+// A configuration whose minimum does not fit is refused with the figures, instead of
+// failing in an allocation (or being killed by the kernel) mid-epoch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "loader/loader_data.h"
+#include "loader/loader_options.h"
+
+namespace imgpipe::loader {
+
+struct MemoryNeed {
+  uint64_t batch_bytes = 0;        // one batch: its samples and labels
+  uint64_t batches_per_pass = 0;   // held at least: being made, prefetched, with the user
+  uint64_t shuffle_bytes = 0;      // the shuffle buffer's records (mean record size)
+  uint64_t passes = 1;             // 2 with start_ahead (the next epoch's overlaps)
+  uint64_t minimum_bytes = 0;      // passes * (batches_per_pass * batch_bytes + shuffle_bytes)
+  uint64_t budget_bytes = 0;       // ram_budget_bytes, or half the physical memory (as the pipeline)
+  uint64_t machine_bytes = 0;      // physical memory, or a lower RLIMIT_AS / RLIMIT_DATA
+};
+
+// The need of `o` over `data` on this machine; batches of rank `o.rank`.
+MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o);
+
+// Throws InvalidArgument when need.minimum_bytes exceeds the budget or the machine,
+// naming the options and the figures.
+void CheckMemory(const MemoryNeed& need, const LoaderOptions& o);
+
+// `bytes` for people: "1.5 GiB", "600.0 KiB", "12 B".
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace imgpipe::loader
