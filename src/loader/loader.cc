@@ -140,8 +140,8 @@ void Loader::LoadState(const LoaderState& state) {
                           "count differ)");
   }
   if (state.batches < 0 || state.batches > plan_.batches) {
-    throw InvalidArgument("Loader.load_state_dict: bad batch count " + std::to_string(state.batches) + " (an epoch has " +
-                          std::to_string(plan_.batches) + ")");
+    throw InvalidArgument("Loader.load_state_dict: bad batch count " + std::to_string(state.batches) +
+                          " (an epoch has " + std::to_string(plan_.batches) + ")");
   }
   if (!state.pipeline && state.batches != 0 && state.batches != plan_.batches) {
     throw InvalidArgument("Loader.load_state_dict: the state has no pipeline position (it was taken after close())");

@@ -8,7 +8,9 @@ void CheckOptions(const LoaderOptions& o) {
   auto fail = [](const std::string& what) { throw InvalidArgument("Loader: " + what); };
   if (o.batch_size == 0) fail("batch_size must be positive");
   if (o.preset != "train" && o.preset != "eval") fail("preset must be 'train' or 'eval', not '" + o.preset + "'");
-  if (o.image_size < 8 || o.image_size > 4096) fail("image_size must be in [8, 4096], not " + std::to_string(o.image_size));
+  if (o.image_size < 8 || o.image_size > 4096) {
+    fail("image_size must be in [8, 4096], not " + std::to_string(o.image_size));
+  }
   if (o.threads < 0) fail("threads must be 0 (all CPUs) or positive");
   if (o.decode_threads < 0) fail("decode_threads must be 0 (autotuned) or positive");
   ParseOutputLayout(o.layout);     // InvalidArgument for an unknown layout

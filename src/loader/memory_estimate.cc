@@ -46,10 +46,11 @@ MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o) {
 void CheckMemory(const MemoryNeed& need, const LoaderOptions& o) {
   const bool over_budget = need.minimum_bytes > need.budget_bytes;
   if (!over_budget && need.minimum_bytes <= need.machine_bytes) return;
-  const std::string limit =
-      over_budget ? "the RAM budget of " + FormatBytes(need.budget_bytes) +
-                        (o.ram_budget_bytes > 0 ? " (ram_budget_bytes)" : " (half the machine's memory; set ram_budget_bytes)")
-                  : "this machine's " + FormatBytes(need.machine_bytes) + " (physical memory or ulimit)";
+  const std::string budget_source =
+      o.ram_budget_bytes > 0 ? " (ram_budget_bytes)" : " (half the machine's memory; set ram_budget_bytes)";
+  const std::string limit = over_budget
+                                ? "the RAM budget of " + FormatBytes(need.budget_bytes) + budget_source
+                                : "this machine's " + FormatBytes(need.machine_bytes) + " (physical memory or ulimit)";
   throw InvalidArgument(
       "Loader: batch_size=" + std::to_string(o.batch_size) + " with image_size=" + std::to_string(o.image_size) +
       " and layout='" + o.layout + "' makes batches of " + FormatBytes(need.batch_bytes) + "; with " +

@@ -26,7 +26,7 @@ struct Knob {
   int64_t max = 1;
   std::atomic<int64_t> value{1};
   StageStats* stats = nullptr;   // the stage's statistics (its utilisation)
-  uint64_t element_bytes = 0;    // buffers: bytes per element, for the RAM budget
+  std::atomic<uint64_t> element_bytes{0};  // buffers: bytes per element, for the RAM budget (set by the stage)
 };
 
 // Bytes of physical memory (sysconf), for the default RAM budget.
