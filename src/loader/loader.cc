@@ -95,7 +95,9 @@ void Loader::SetEpoch(int64_t epoch) {
 std::optional<int64_t> Loader::ExpectedNextEpoch() const {
   if (!options_.start_ahead) return std::nullopt;
   const bool stepped = previous_epoch_ ? *previous_epoch_ != epoch_ : epoch_chosen_;
-  return stepped ? epoch_ + 1 : epoch_;
+  const int64_t next = stepped ? epoch_ + 1 : epoch_;
+  if (epoch_limit_ && next >= *epoch_limit_) return std::nullopt;
+  return next;
 }
 
 std::shared_ptr<LoaderPass> Loader::Iterate() {

@@ -70,6 +70,9 @@ class Loader {
   // of another epoch is dropped: that epoch starts afresh.
   void SetEpoch(int64_t epoch);
   int64_t epoch() const { return epoch_; }
+  // No pass is started ahead for an epoch >= `epochs` (a run that ends there; none:
+  // no end), so the last epoch does not decode batches nobody takes.
+  void SetEpochLimit(std::optional<int64_t> epochs) { epoch_limit_ = epochs; }
   // A new pass over epoch `epoch()` (continuing a loaded state, when there is one): the
   // pass started ahead when it is over that epoch, else a new one. Error after Close.
   std::shared_ptr<LoaderPass> Iterate();
@@ -93,7 +96,8 @@ class Loader {
   // The epoch the iteration after this one is expected to ask for (none: start nothing
   // ahead, as with start_ahead false): this one's again when the last two iterations
   // were over the same epoch, the next one when they differed; before a second
-  // iteration, the next one when SetEpoch or LoadState was called.
+  // iteration, the next one when SetEpoch or LoadState was called; none at or past
+  // the epoch limit.
   std::optional<int64_t> ExpectedNextEpoch() const;
 
   LoaderOptions options_;
@@ -105,6 +109,7 @@ class Loader {
   bool epoch_chosen_ = false;              // SetEpoch or LoadState was called
   std::optional<int64_t> previous_epoch_;  // of the latest pass handed out
   bool closed_ = false;
+  std::optional<int64_t> epoch_limit_;     // SetEpochLimit
   std::shared_ptr<PassAhead> passes_;   // makes the passes; holds the one started ahead
   std::shared_ptr<LoaderPass> latest_;  // kept for State and Stats after the pass
   // A loaded state for the next pass: its pipeline state and batches already yielded.

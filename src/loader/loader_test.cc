@@ -68,6 +68,21 @@ TEST(Loader, EpochsStartedAheadAreTheFreshPipelinesEpochs) {
   }
 }
 
+TEST(Loader, NothingStartsAheadPastTheEpochLimit) {
+  Loader loader(kPhotos, SmallOptions());
+  loader.SetEpochLimit(2);  // epochs 0 and 1
+  loader.SetEpoch(0);
+  Drain(*loader.Iterate());
+  loader.SetEpoch(1);
+  std::shared_ptr<LoaderPass> last = loader.Iterate();
+  EXPECT_TRUE(last->started_ahead());
+  Drain(*last);
+  loader.SetEpoch(2);  // past the limit: still served, but it was not started ahead
+  std::shared_ptr<LoaderPass> past = loader.Iterate();
+  EXPECT_FALSE(past->started_ahead());
+  EXPECT_EQ(Drain(*past), FreshEpoch(2));
+}
+
 TEST(Loader, StateAtEveryEpochBoundaryResumesExactly) {
   const LoaderOptions o = SmallOptions();
   const std::vector<std::string> epoch0 = FreshEpoch(0), epoch1 = FreshEpoch(1);

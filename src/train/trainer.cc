@@ -303,6 +303,7 @@ void Trainer::SetUp() {
                                   " class(es) (labels.txt, or the labels seen); training needs 2 or more");
     }
     train_loader_ = std::make_unique<loader::Loader>(o_.data_dir, TrainLoaderOptions());
+    train_loader_->SetEpochLimit(o_.epochs);  // the last epoch starts no pass ahead
     steps_per_epoch_ = train_loader_->size();
   }
   total_steps_ = steps_per_epoch_ * o_.epochs;
