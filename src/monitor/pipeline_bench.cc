@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <thread>
 
 #include "monitor/cpu_usage.h"
@@ -32,33 +34,34 @@ pipeline::ImagePipelineConfig ShardsConfig(const LadderConfig& config, int map_p
 
 }  // namespace
 
-BenchResult RunPipelineBench(const Pipeline<Batch>& batches, const BenchOptions& options,
-                             const std::string& label) {
+namespace {
+
+// Warms up for options.warmup_seconds, then counts the images of `next_batch` (their
+// count; none: the batches ended) for options.seconds on `threads` cores, with the
+// statistics `stats` gives before and after.
+BenchResult MeasureBatches(const std::function<std::optional<size_t>()>& next_batch,
+                           const std::function<std::vector<pipeline::StageSnapshot>()>& stats,
+                           const BenchOptions& options, int threads, const std::string& label) {
   BenchResult result;
   result.label = label;
-  result.threads = options.threads > 0 ? options.threads : AvailableCpus();
-  PipelineOptions pipeline_options;
-  pipeline_options.deterministic = options.deterministic;
-  pipeline_options.cpu_budget = result.threads;
-  auto it = batches.MakeIterator(pipeline_options);
-
+  result.threads = threads;
   // 1. Warm up: fill the buffers, let autotune settle.
   auto start = Clock::now();
   while (SecondsSince(start) < options.warmup_seconds) {
-    if (!it.Next()) break;
+    if (!next_batch()) break;
   }
   // 2. Measure.
-  result.stats_before = it.Stats();
+  result.stats_before = stats();
   CpuUsageMeter cpu(result.threads);
   auto measure_start = Clock::now();
   while (SecondsSince(measure_start) < options.seconds) {
-    std::optional<Batch> batch = it.Next();
-    if (!batch) break;
-    result.images += batch->size;
+    std::optional<size_t> images = next_batch();
+    if (!images) break;
+    result.images += *images;
   }
   result.seconds = SecondsSince(measure_start);
   result.cpu_utilization = cpu.Utilisation();
-  result.stats_after = it.Stats();
+  result.stats_after = stats();
   result.images_per_s = result.seconds > 0 ? result.images / result.seconds : 0;
   result.bottleneck = pipeline::BottleneckReport(result.stats_before, result.stats_after,
                                                  result.seconds, result.cpu_utilization);
@@ -66,15 +69,30 @@ BenchResult RunPipelineBench(const Pipeline<Batch>& batches, const BenchOptions&
   return result;
 }
 
+}  // namespace
+
+BenchResult RunPipelineBench(const Pipeline<Batch>& batches, const BenchOptions& options,
+                             const std::string& label) {
+  const int threads = options.threads > 0 ? options.threads : AvailableCpus();
+  PipelineOptions pipeline_options;
+  pipeline_options.deterministic = options.deterministic;
+  pipeline_options.cpu_budget = threads;
+  auto it = batches.MakeIterator(pipeline_options);
+  auto next_batch = [&]() -> std::optional<size_t> {
+    std::optional<Batch> batch = it.Next();
+    if (!batch) return std::nullopt;
+    return batch->size;
+  };
+  return MeasureBatches(next_batch, [&] { return it.Stats(); }, options, threads, label);
+}
+
 BenchResult RunLoaderBench(loader::Loader& loader, const BenchOptions& options, const std::string& label) {
-  BenchResult result;
-  result.label = label;
-  result.threads = loader.options().threads > 0 ? loader.options().threads : AvailableCpus();
+  const int threads = loader.options().threads > 0 ? loader.options().threads : AvailableCpus();
   // Epoch after epoch: the statistics of the passes that ended, and the current pass.
   int64_t epoch = 0;
   std::shared_ptr<loader::LoaderPass> pass;
   std::vector<pipeline::StageSnapshot> ended;
-  auto next_batch_size = [&]() -> size_t {
+  auto next_batch = [&]() -> std::optional<size_t> {
     for (;;) {
       if (!pass) {
         loader.SetEpoch(epoch++);
@@ -86,23 +104,7 @@ BenchResult RunLoaderBench(loader::Loader& loader, const BenchOptions& options, 
     }
   };
   auto stats = [&] { return pass ? pipeline::AddStages(ended, pass->Stats()) : ended; };
-
-  // 1. Warm up: fill the buffers, let autotune settle.
-  auto start = Clock::now();
-  while (SecondsSince(start) < options.warmup_seconds) next_batch_size();
-  // 2. Measure.
-  result.stats_before = stats();
-  CpuUsageMeter cpu(result.threads);
-  auto measure_start = Clock::now();
-  while (SecondsSince(measure_start) < options.seconds) result.images += next_batch_size();
-  result.seconds = SecondsSince(measure_start);
-  result.cpu_utilization = cpu.Utilisation();
-  result.stats_after = stats();
-  result.images_per_s = result.seconds > 0 ? result.images / result.seconds : 0;
-  result.bottleneck = pipeline::BottleneckReport(result.stats_before, result.stats_after,
-                                                 result.seconds, result.cpu_utilization);
-  result.stats_table = pipeline::StatsTable(result.stats_before, result.stats_after, result.seconds);
-  return result;
+  return MeasureBatches(next_batch, stats, options, threads, label);
 }
 
 std::vector<BenchResult> RunLadder(const LadderConfig& config, const BenchOptions& options) {
