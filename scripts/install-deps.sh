@@ -4,7 +4,9 @@
 #   scripts/install-deps.sh          what `make test` and `make demo` need (libtorch for
 #                                    training; Python's torch and torchvision, which tests
 #                                    compare against; pybind11 and pytest for the Python
-#                                    package in python/)
+#                                    package in python/; slurm-wlm and munge for the
+#                                    one-node Slurm cluster of the Slurm template tests,
+#                                    scripts/slurm_cluster.sh)
 #   scripts/install-deps.sh --bench  the same (kept for bench/compare_torch.py's docs)
 set -euo pipefail
 
@@ -18,6 +20,7 @@ packages=(
   clang libclang-rt-14-dev
   libtorch-dev libgloo-dev libgoogle-perftools-dev python3-torch python3-torchvision
   pybind11-dev python3-pybind11 python3-pytest python3-venv python3-wheel python3-pip python3-setuptools
+  slurm-wlm munge
 )
 
 missing=()

@@ -121,7 +121,8 @@ def convert(input, output, *, progress=None, **options):
     `imgpipe convert --json` prints. The options are the command's, - written as _:
     split ("train=0.9,validation=0.1"), shard_size ("256MB"), min_shards, threads, seed,
     verify ("header"|"decode"), non_jpeg ("reencode"|"reject"), jpeg_quality,
-    jpeg_restart_interval, max_pixels, resume, worker, num_workers; an option left out
+    jpeg_restart_interval, max_pixels, max_resolution, resume, worker, num_workers,
+    finalize; an option left out
     keeps the C++ default (convert/converter.h). progress(done, total, bytes_done,
     bytes_total), when given, is called by this thread (at most every 0.1 s, and at the
     end) while the C++ conversion runs without the GIL; an exception it raises is raised

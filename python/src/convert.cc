@@ -40,9 +40,11 @@ ConvertOptions ConvertOptionsOf(const std::string& input, const std::string& out
   r.Read("jpeg_quality", o.image.jpeg_quality);
   r.Read("jpeg_restart_interval", o.image.jpeg_restart_interval);
   r.Read("max_pixels", o.image.max_pixels);
+  r.Read("max_resolution", o.image.max_resolution);
   r.Read("resume", o.resume);
   r.Read("worker", o.worker);
   r.Read("num_workers", o.num_workers);
+  r.Read("finalize", o.finalize);
   r.Finish();
   return o;
 }

@@ -69,6 +69,21 @@ def test_jpeg_restart_interval_rewrites_every_photo_as_the_cli_does(converted, t
     assert options["jpeg_restart_interval"] == 1
 
 
+def test_workers_then_finalize_write_what_one_process_writes(converted, tmp_path):
+    one_process = converted[2]
+    out = tmp_path / "workers"
+    for worker in (1, 0):
+        part = imgpipe.convert(PHOTOS, out, worker=worker, num_workers=2, **OPTIONS)
+        assert not part["complete"] and not (out / "dataset.json").exists()
+    with pytest.raises(imgpipe.Error, match="max_resolution|--max-resolution|other options"):
+        imgpipe.convert(PHOTOS, out, finalize=True, num_workers=2, max_resolution=64, **OPTIONS)
+    final = imgpipe.convert(PHOTOS, out, finalize=True, num_workers=2, **OPTIONS)
+    assert final["complete"]
+    for shard in final["shards"]:
+        assert (out / shard["file"]).read_bytes() == (one_process / shard["file"]).read_bytes()
+    assert (out / "dataset.json").read_bytes() == (one_process / "dataset.json").read_bytes()
+
+
 def test_progress_is_reported_by_the_calling_thread(converted):
     summary, _, _, _, calls = converted
     assert calls and {ident for ident, _ in calls} == {threading.get_ident()}

@@ -20,14 +20,20 @@ struct ConvertFlags {
 };
 
 void PrintSummary(const ConvertOptions& options, const ConvertSummary& s) {
-  std::printf("converted %s -> %s in %.1f s (%.1f MB/s read)\n", options.input.c_str(),
-              options.output.c_str(), s.seconds,
-              s.input_bytes_this_run / (s.seconds > 0 ? s.seconds : 1e-9) / 1e6);
-  std::printf("shards: %llu of %llu done (%llu this run, %llu kept from an earlier run)\n",
-              static_cast<unsigned long long>(s.shards_done),
-              static_cast<unsigned long long>(s.shards_total),
-              static_cast<unsigned long long>(s.shards_this_run),
-              static_cast<unsigned long long>(s.shards_resumed));
+  if (options.finalize) {
+    std::printf("finalized %s: %llu shards checked (counts, CRC-32C of every shard and index) "
+                "in %.1f s\n",
+                options.output.c_str(), static_cast<unsigned long long>(s.shards_done), s.seconds);
+  } else {
+    std::printf("converted %s -> %s in %.1f s (%.1f MB/s read)\n", options.input.c_str(),
+                options.output.c_str(), s.seconds,
+                s.input_bytes_this_run / (s.seconds > 0 ? s.seconds : 1e-9) / 1e6);
+    std::printf("shards: %llu of %llu done (%llu this run, %llu kept from an earlier run)\n",
+                static_cast<unsigned long long>(s.shards_done),
+                static_cast<unsigned long long>(s.shards_total),
+                static_cast<unsigned long long>(s.shards_this_run),
+                static_cast<unsigned long long>(s.shards_resumed));
+  }
   if (s.complete) {
     std::printf("written %llu + rejected %llu = inputs %llu (see %s/rejects.csv)\n",
                 static_cast<unsigned long long>(s.written),
@@ -39,9 +45,14 @@ void PrintSummary(const ConvertOptions& options, const ConvertSummary& s) {
                   static_cast<unsigned long long>(s.restart_markers_added),
                   static_cast<unsigned long long>(s.written));
     }
+  } else if (s.shards_done == s.shards_total) {
+    std::printf("all %llu shards are done: run the same command with --finalize (and "
+                "--num-workers %d) to check them and write dataset.json\n",
+                static_cast<unsigned long long>(s.shards_total), options.num_workers);
   } else {
-    std::printf("incomplete: other workers' shards are missing; when they finish, any worker "
-                "run again with --resume writes dataset.json\n");
+    std::printf("incomplete: other workers' shards are missing; when every worker has "
+                "finished, run the same command with --finalize to check the shards and "
+                "write dataset.json\n");
   }
 }
 
@@ -91,6 +102,11 @@ void AddConvertCommand(CLI::App& app) {
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--num-workers", o.num_workers, "Number of workers sharing the conversion")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--finalize", o.finalize,
+                "After the workers of a conversion (same options): check that every planned "
+                "shard is finished, reading each shard and index to check the CRC-32C its "
+                "worker recorded, then write labels.txt, dataset.json and rejects.csv; fails "
+                "naming the missing shards and the workers (of --num-workers) to rerun");
   cmd->add_flag("--json", flags->json, "Print the summary as JSON");
 
   cmd->callback([flags] {

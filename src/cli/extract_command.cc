@@ -37,20 +37,30 @@ nlohmann::json SummaryJson(const extract::ExtractOptions& o, const extract::Extr
 }
 
 void PrintSummary(const extract::ExtractOptions& o, const extract::ExtractSummary& s) {
-  std::printf("extracted %llu rows in %.1f s: %.1f images/s; the model waited for input %.0f%% "
-              "of the time\n",
-              static_cast<unsigned long long>(s.rows_this_run), s.seconds, s.images_per_s,
-              100 * s.input_wait_fraction);
-  std::printf("shards: %zu of %zu done (%zu this run, %zu kept from an earlier run)\n",
-              s.shards_done, s.shards_total, s.shards_this_run, s.shards_resumed);
+  if (o.finalize) {
+    std::printf("finalized %s: %zu shards checked (rows, CRC-32C of every array)\n",
+                o.output.c_str(), s.shards_done);
+  } else {
+    std::printf("extracted %llu rows in %.1f s: %.1f images/s; the model waited for input "
+                "%.0f%% of the time\n",
+                static_cast<unsigned long long>(s.rows_this_run), s.seconds, s.images_per_s,
+                100 * s.input_wait_fraction);
+    std::printf("shards: %zu of %zu done (%zu this run, %zu kept from an earlier run)\n",
+                s.shards_done, s.shards_total, s.shards_this_run, s.shards_resumed);
+  }
   if (s.complete) {
     std::printf("%s: %llu rows of %lld features; %llu failed (zero rows, listed in "
                 "failures.csv)\n",
                 o.output.c_str(), static_cast<unsigned long long>(s.rows_total),
                 static_cast<long long>(s.dimension), static_cast<unsigned long long>(s.failures_total));
+  } else if (s.shards_done == s.shards_total) {
+    std::printf("all %zu shards are done: run the same command with --finalize (and "
+                "--num-workers %d) to check them and write features.json\n",
+                s.shards_total, o.num_workers);
   } else {
-    std::printf("incomplete: other workers' shards are missing; when they finish, any worker "
-                "run again with --resume writes features.json\n");
+    std::printf("incomplete: other workers' shards are missing; when every worker has "
+                "finished, run the same command with --finalize to check the shards and "
+                "write features.json\n");
   }
 }
 
@@ -99,6 +109,11 @@ void AddExtractCommand(CLI::App& app) {
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--num-workers", o.num_workers, "Number of workers sharing the shards")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--finalize", o.finalize,
+                "After the workers of an extraction (same options): check that every shard is "
+                "finished, reading each array to check the CRC-32C its worker recorded, then "
+                "write features.json and failures.csv; fails naming the missing shards and "
+                "the workers (of --num-workers) to rerun");
   cmd->add_flag("--json", flags->json, "Print the summary as JSON");
 
   cmd->callback([flags] {
@@ -111,6 +126,7 @@ void AddExtractCommand(CLI::App& app) {
     extract::ExtractSummary summary;
     if (flags->nproc > 1) {
       if (options.num_workers != 1) throw Error("--nproc and --num-workers exclude each other");
+      if (options.finalize) throw Error("--nproc and --finalize exclude each other");
       const int nproc = flags->nproc;
       summary = extract::RunExtractProcesses(options, nproc, [nproc](int worker, int threads) {
         std::vector<std::string> args = extract::OwnCommandLine();

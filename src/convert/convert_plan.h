@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pipeline/input_list.h"
+#include "util/worker_shards.h"
 
 namespace imgpipe {
 
@@ -56,11 +57,5 @@ ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>
 
 // "<split>-<index:05>-of-<count:05>.tfrecord".
 std::string ShardFileName(const std::string& split, int index, int count);
-
-// Whether worker `worker` of `num_workers` converts the shard at position `position`
-// of ConvertPlan::shards (round robin).
-inline bool ShardBelongsToWorker(size_t position, int worker, int num_workers) {
-  return static_cast<int>(position % static_cast<size_t>(num_workers)) == worker;
-}
 
 }  // namespace imgpipe

@@ -1,17 +1,8 @@
 // `imgpipe convert`: an image folder or manifest -> sharded TFRecord files of
-// tf.train.Example records, with index files, labels, a summary and a reject list.
-//
-// Output folder layout:
-//   <split>-NNNNN-of-MMMMM.tfrecord      shards (ConvertPlan decides their contents)
-//   <split>-NNNNN-of-MMMMM.tfrecord.idx  index files (record/tfrecord_format.h)
-//   labels.txt                          class names, one per line, line i = label i
-//   dataset.json                        counts per split and class, shard list
-//   rejects.csv                         path,reason for every input not written
-//   .imgpipe/plan.json                  what the run was asked to do (checked on resume)
-//   .imgpipe/<shard>.json               a finished shard's counts and rejects
-// Every file is written under a temporary name and renamed into place, so a final
-// name never holds a partial file. A shard is renamed into place after its index and
-// part file are written; it counts as done when all three are there.
+// tf.train.Example records, with index files, labels, a summary and a reject list
+// (the output folder: convert/convert_output.h). One process, or several workers that
+// each convert their shards and a finalize step that checks them all and writes the
+// summary files.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +26,9 @@ struct ConvertOptions {
   bool resume = false; // keep shards already done by an earlier run of the same plan
   int worker = 0;      // this process converts the shards i with i % num_workers == worker
   int num_workers = 1;
+  // Instead of converting: check every planned shard (present, counts, the CRC-32C of
+  // the shard and its index as their worker recorded it) and write the summary files.
+  bool finalize = false;
   // Makes the file each shard is written to (tests substitute one that fails, e.g.
   // with ENOSPC); by default OpenWritableFile.
   AtomicFileWriter::Opener shard_opener = nullptr;
@@ -74,13 +68,23 @@ struct ConvertSummary {
   std::vector<ShardSummary> shards;  // finished shards
 };
 
-// Runs (this worker's part of) a conversion. When every shard of the plan is done,
-// writes labels.txt, dataset.json and rejects.csv and checks written + rejected =
-// inputs. Throws Error on bad options (worker outside [0, num_workers), no output,
+// Runs this worker's part of a conversion. A one-worker run that leaves every shard
+// done writes labels.txt, dataset.json and rejects.csv (checking written + rejected =
+// inputs); with several workers, only the finalize step does. With `finalize` set,
+// runs the finalize step instead (see FinalizeConvert).
+// Throws Error on bad options (worker outside [0, num_workers), no output,
 // threads < 0, jpeg_quality outside [1, 100], jpeg_restart_interval outside
 // [0, kMaxJpegRestartInterval], min_shards < 1), on a plan mismatch with
 // an existing output, and on I/O failure (no partial file is left under a final name).
 ConvertSummary RunConvert(const ConvertOptions& options,
                           const ConvertProgressCallback& progress = nullptr);
+
+// The finalize step of a conversion split over workers: with the workers' options,
+// checks that every planned shard is done and reads each shard and index file to check
+// its CRC-32C against the one its worker recorded (on `options.threads` threads), then
+// writes labels.txt, dataset.json and rejects.csv. Throws Error naming each shard that
+// is missing or does not check out and the workers (of options.num_workers) to rerun;
+// then no summary file is written.
+ConvertSummary FinalizeConvert(const ConvertOptions& options);
 
 }  // namespace imgpipe

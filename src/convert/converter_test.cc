@@ -200,7 +200,10 @@ TEST(RunConvert, ResumeKeepsFinishedShardsAndRefusesAnotherPlan) {
   EXPECT_THROW(RunConvert(options), Error);
 }
 
-TEST(RunConvert, WorkersSplitTheShards) {
+// Two workers convert their shards (round robin) into one folder; neither writes the
+// summary files; the finalize step checks every shard and writes them. Shards and
+// summary files are byte-identical to one process's.
+TEST(RunConvert, WorkersSplitTheShardsAndTheFinalizeStepWritesTheSummary) {
   std::string input = MakeMixedInput();
   ConvertOptions options;
   options.input = input;
@@ -215,11 +218,21 @@ TEST(RunConvert, WorkersSplitTheShards) {
   ConvertSummary part = RunConvert(options);
   EXPECT_FALSE(part.complete);
   EXPECT_EQ(part.shards_this_run, 2u);  // shards 1 and 3 of 5
-  EXPECT_FALSE(PathExists(options.output + "/dataset.json"));
   options.worker = 0;
   ConvertSummary rest = RunConvert(options);
-  EXPECT_TRUE(rest.complete);
+  EXPECT_FALSE(rest.complete);
   EXPECT_EQ(rest.shards_this_run, 3u);
+  EXPECT_EQ(rest.shards_done, 5u);
+  for (const char* name : {"dataset.json", "rejects.csv", "labels.txt"}) {
+    EXPECT_FALSE(PathExists(JoinPath(options.output, name))) << name << " written by a worker";
+  }
+
+  options.finalize = true;
+  ConvertSummary finalized = RunConvert(options);
+  EXPECT_TRUE(finalized.complete);
+  EXPECT_EQ(finalized.shards_done, 5u);
+  EXPECT_EQ(finalized.written, single.written);
+  EXPECT_EQ(finalized.rejected, single.rejected);
   for (const char* name : {"dataset.json", "rejects.csv", "labels.txt"}) {
     EXPECT_EQ(ReadFile(JoinPath(options.output, name)), ReadFile(JoinPath(single_dir, name)));
   }
@@ -228,6 +241,83 @@ TEST(RunConvert, WorkersSplitTheShards) {
               ReadFile(JoinPath(single_dir, s.file_name)))
         << s.file_name;
   }
+}
+
+// Expects `options` (a finalize step) to throw an Error whose message holds each of
+// `expected`, and no summary file to be written.
+void ExpectFinalizeRefused(const ConvertOptions& options, const std::vector<std::string>& expected) {
+  try {
+    RunConvert(options);
+    ADD_FAILURE() << "the finalize step passed";
+  } catch (const Error& e) {
+    for (const std::string& text : expected) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos)
+          << "'" << text << "' not in: " << e.what();
+    }
+  }
+  for (const char* name : {"dataset.json", "rejects.csv", "labels.txt"}) {
+    EXPECT_FALSE(PathExists(JoinPath(options.output, name))) << name;
+  }
+}
+
+// The finalize step writes nothing until every shard checks out: it names the missing
+// shards and the workers to rerun, then a shard whose bytes changed after it was
+// written (same size: only the CRC-32C tells) and its worker; rerunning that worker
+// without its part file redoes the shard, and the finalize step then passes.
+TEST(RunConvert, FinalizeNamesMissingAndChangedShardsAndTheirWorkers) {
+  ConvertOptions options;
+  options.input = kTestData + "/images/photos-by-class";
+  options.plan.min_shards = 6;
+  options.threads = 2;
+  options.output = FreshDir("finalize_missing");
+  options.num_workers = 3;
+  options.finalize = true;
+  ExpectFinalizeRefused(options, {"no conversion was begun there"});
+
+  options.finalize = false;
+  options.worker = 0;
+  RunConvert(options);
+  options.worker = 2;
+  ConvertSummary two = RunConvert(options);
+  ASSERT_EQ(two.shards_done, 4u);
+  options.finalize = true;
+  ExpectFinalizeRefused(options, {"2 of 6 shards do not check out",
+                                  "train-00001-of-00006.tfrecord (worker 1): not finished",
+                                  "train-00004-of-00006.tfrecord (worker 1): not finished",
+                                  "rerun worker 1 of --num-workers 3"});
+  // Another plan is refused as the workers refuse it.
+  options.plan.min_shards = 7;
+  ExpectFinalizeRefused(options, {"different plan", "min_shards (6 there, 7 now)"});
+  options.plan.min_shards = 6;
+
+  options.finalize = false;
+  options.worker = 1;
+  RunConvert(options);
+  // One byte of shard 5's last record, flipped in place: size and counts still agree.
+  const std::string shard5 = JoinPath(options.output, "train-00005-of-00006.tfrecord");
+  std::string bytes = ReadFile(shard5);
+  bytes[bytes.size() - 10] ^= 0x40;
+  WriteFileAtomic(shard5, bytes);
+  options.finalize = true;
+  ExpectFinalizeRefused(options, {"1 of 6 shards do not check out",
+                                  "train-00005-of-00006.tfrecord (worker 2): changed since it "
+                                  "was written: CRC-32C",
+                                  "rerun worker 2 of --num-workers 3"});
+
+  // Worker 2 again, with --resume and shard 5's part file removed: only shard 5 is redone.
+  RemoveFile(JoinPath(options.output, ".imgpipe/train-00005-of-00006.tfrecord.json"));
+  options.finalize = false;
+  options.worker = 2;
+  options.resume = true;
+  ConvertSummary redone = RunConvert(options);
+  EXPECT_EQ(redone.shards_this_run, 1u);
+  EXPECT_EQ(redone.shards_resumed, 1u);
+  options.finalize = true;
+  ConvertSummary finalized = RunConvert(options);
+  EXPECT_TRUE(finalized.complete);
+  EXPECT_EQ(finalized.written + finalized.rejected, finalized.inputs);
+  EXPECT_TRUE(PathExists(JoinPath(options.output, "dataset.json")));
+
 }
 
 // Every record of a finished conversion's shards, parsed.
@@ -374,6 +464,15 @@ ConvertOptions HalfDoneConversion(const std::string& name, const ImageExampleOpt
   return options;
 }
 
+// Runs the worker `options` names, then the finalize step; returns the latter's summary.
+ConvertSummary RunWorkerAndFinalize(ConvertOptions options) {
+  ConvertSummary worker = RunConvert(options);
+  EXPECT_FALSE(worker.complete) << "one of several workers wrote the summary files";
+  EXPECT_EQ(worker.shards_done, worker.shards_total);
+  options.finalize = true;
+  return RunConvert(options);
+}
+
 // --max-resolution is part of the plan: workers and resumed runs must agree on it, and a
 // run that does not is refused naming the option and both values.
 TEST(RunConvert, ResumeWithAnotherMaxResolutionIsRefusedWithTheReason) {
@@ -388,7 +487,7 @@ TEST(RunConvert, ResumeWithAnotherMaxResolutionIsRefusedWithTheReason) {
   options.resume = true;
   refused_with("max_resolution (512 there, unset now)");
   options.image.max_resolution = 512;
-  ConvertSummary rest = RunConvert(options);
+  ConvertSummary rest = RunWorkerAndFinalize(options);
   EXPECT_TRUE(rest.complete);
   EXPECT_EQ(rest.rejected, 0u);
   for (const Example& e : ReadAllRecords(options.output, rest)) {
@@ -505,7 +604,9 @@ TEST(RunConvert, JpegsWithWarningsConvert) {
     ASSERT_EQ(records.size(), 1u);
     const std::string stored(*GetBytesFeature(records[0].features(), image_keys::kEncoded));
     EXPECT_EQ(MaxAbsDiff(DecodeImage(stored, "stored"), want), 0);
-    if (interval == 1) EXPECT_EQ(JpegLayoutOf(stored).restart_interval, 1);
+    if (interval == 1) {
+      EXPECT_EQ(JpegLayoutOf(stored).restart_interval, 1);
+    }
   }
 }
 
@@ -522,7 +623,7 @@ TEST(RunConvert, ResumeWithAnotherJpegRestartIntervalIsRefusedWithTheReason) {
   options.resume = true;
   refused_with("jpeg_restart_interval (1 there, unset now)");
   options.image.jpeg_restart_interval = 1;
-  ConvertSummary rest = RunConvert(options);
+  ConvertSummary rest = RunWorkerAndFinalize(options);
   EXPECT_TRUE(rest.complete);
   EXPECT_EQ(rest.restart_markers_added, rest.written);
 
@@ -534,7 +635,7 @@ TEST(RunConvert, ResumeWithAnotherJpegRestartIntervalIsRefusedWithTheReason) {
   options.image.jpeg_restart_interval = 1;
   refused_with("jpeg_restart_interval (unset there, 1 now)");
   options.image.jpeg_restart_interval = 0;
-  EXPECT_TRUE(RunConvert(options).complete);
+  EXPECT_TRUE(RunWorkerAndFinalize(options).complete);
 }
 
 TEST(RunConvert, JpegRestartIntervalOutsideItsRangeIsRefused) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "extract/npy_file.h"
+#include "record/crc32c_file.h"
 #include "util/error.h"
 #include "util/file.h"
 
@@ -108,6 +109,10 @@ std::string FeaturesFileName(size_t shard) { return NumberedName("features", sha
 std::string IdsFileName(size_t shard) { return NumberedName("ids", shard, ".npy"); }
 std::string LabelsFileName(size_t shard) { return NumberedName("labels", shard, ".npy"); }
 
+std::vector<std::string> ShardFileNames(size_t shard) {
+  return {FeaturesFileName(shard), IdsFileName(shard), LabelsFileName(shard)};
+}
+
 std::string NpyDtypeOf(const std::string& dtype) {
   if (dtype == "float32") return "<f4";
   if (dtype == "float16") return "<f2";
@@ -193,13 +198,38 @@ void ExtractOutput::WriteShard(const ShardResult& result, const ShardArrays& arr
                                    arrays.labels.size() * sizeof(int64_t)));
   json failures = json::array();
   for (const RowFailure& f : result.failures) failures.push_back(FailureJson(f));
+  json checksums = json::object();
+  for (const std::string& name : ShardFileNames(result.index)) {
+    checksums[name] = FileCrc32c(JoinPath(dir_, name));
+  }
   json doc{{"shard", result.index},
            {"input", plan_.at("shards").at(result.index)},
            {"rows", result.rows},
            {"failures", failures},
            {"seconds", result.seconds},
-           {"input_wait_seconds", result.input_wait_seconds}};
+           {"input_wait_seconds", result.input_wait_seconds},
+           {"crc32c", checksums}};
   WriteFileAtomic(ShardRecordPath(dir_, result.index), doc.dump(2) + "\n");
+}
+
+std::string ExtractOutput::ShardProblem(size_t index) const {
+  if (!LoadFinishedShard(index)) {
+    return "not finished (no shard record, or its arrays disagree with it)";
+  }
+  json doc = json::parse(ReadFile(ShardRecordPath(dir_, index)), nullptr, false);
+  // Records written before checksums were kept are checked by their arrays' headers.
+  const json checksums = doc.value("crc32c", json::object());
+  for (const std::string& name : ShardFileNames(index)) {
+    if (!checksums.contains(name)) continue;
+    uint32_t crc = FileCrc32c(JoinPath(dir_, name));
+    uint32_t recorded = checksums.at(name).get<uint32_t>();
+    if (crc != recorded) {
+      char detail[96];
+      std::snprintf(detail, sizeof(detail), "CRC-32C %08x, recorded %08x", crc, recorded);
+      return name + " changed since it was written: " + detail;
+    }
+  }
+  return "";
 }
 
 bool ExtractOutput::WriteSummaryIfComplete() const {

@@ -10,7 +10,8 @@
 //   features.json        the summary (written once every shard is finished)
 //   failures.csv         shard,row,file,offset,id,reason of every row left as zeros
 //   .imgpipe-extract/plan.json         what the run was asked to do (checked on resume)
-//   .imgpipe-extract/shard-NNNNN.json  a finished shard: rows, failures, timings
+//   .imgpipe-extract/shard-NNNNN.json  a finished shard: rows, failures, timings, and
+//                                      the CRC-32C of its three arrays
 //
 // Every file is written under a temporary name and renamed into place. A shard's
 // three arrays are written first and its shard-NNNNN.json last: a shard counts as
@@ -56,6 +57,8 @@ struct ShardArrays {
 std::string FeaturesFileName(size_t shard);
 std::string IdsFileName(size_t shard);
 std::string LabelsFileName(size_t shard);
+// The three, in that order.
+std::vector<std::string> ShardFileNames(size_t shard);
 
 // The NumPy dtype of a --dtype name: "float32" -> "<f4", "float16" -> "<f2".
 std::string NpyDtypeOf(const std::string& dtype);
@@ -82,6 +85,9 @@ class ExtractOutput {
   // Writes the shard's arrays, then its record; throws Error when `arrays` does not
   // match `result` (row counts, feature bytes).
   void WriteShard(const ShardResult& result, const ShardArrays& arrays) const;
+  // What is wrong with shard `index`: not finished, or one of its arrays' CRC-32C is
+  // not the one its record holds (read from the files); empty when it checks out.
+  std::string ShardProblem(size_t index) const;
   // When every shard is finished, writes features.json and failures.csv (the same
   // bytes whichever process does it) and returns true; otherwise writes nothing.
   bool WriteSummaryIfComplete() const;

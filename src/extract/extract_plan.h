@@ -19,6 +19,7 @@
 
 #include "pipeline/data_source.h"
 #include "pipeline/input_list.h"
+#include "util/worker_shards.h"
 
 namespace imgpipe::extract {
 
@@ -52,10 +53,5 @@ ExtractPlan MakeExtractPlan(const std::string& data, const std::string& split, s
 // What shard `shard` reads, as JSON: {"tfrecord": NAME, "bytes": N} or
 // {"images": [first, count], "crc32c": C}. Equal JSON means equal input.
 nlohmann::json ShardInputJson(const ExtractPlan& plan, const PlannedShard& shard);
-
-// Whether worker `worker` of `num_workers` extracts shard `index` (round robin).
-inline bool ShardOfWorker(size_t index, int worker, int num_workers) {
-  return static_cast<int>(index % static_cast<size_t>(num_workers)) == worker;
-}
 
 }  // namespace imgpipe::extract

@@ -78,9 +78,9 @@ TEST(ExtractPlan, WorkersTakeShardsRoundRobin) {
   std::vector<size_t> of_worker_1;
   for (size_t i = 0; i < 7; ++i) {
     int owners = 0;
-    for (int w = 0; w < 3; ++w) owners += ShardOfWorker(i, w, 3);
+    for (int w = 0; w < 3; ++w) owners += ShardBelongsToWorker(i, w, 3);
     EXPECT_EQ(owners, 1);
-    if (ShardOfWorker(i, 1, 3)) of_worker_1.push_back(i);
+    if (ShardBelongsToWorker(i, 1, 3)) of_worker_1.push_back(i);
   }
   EXPECT_EQ(of_worker_1, (std::vector<size_t>{1, 4}));
 }

@@ -216,6 +216,7 @@ void CheckOptions(const ExtractOptions& o) {
 
 ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCallback& progress) {
   CheckOptions(options);
+  if (options.finalize) return FinalizeExtract(options);
   // 1. The model, its crop size and row width; the plan; the output folder.
   const int threads = options.threads > 0 ? options.threads : AvailableCpus();
   at::set_num_threads(threads);
@@ -253,7 +254,7 @@ ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCa
   summary.shards_total = plan.shards.size();
   std::vector<const PlannedShard*> todo;
   for (const PlannedShard& shard : plan.shards) {
-    if (!ShardOfWorker(shard.index, options.worker, options.num_workers)) continue;
+    if (!ShardBelongsToWorker(shard.index, options.worker, options.num_workers)) continue;
     if (options.resume && output.LoadFinishedShard(shard.index)) {
       ++summary.shards_resumed;
       continue;
@@ -304,7 +305,9 @@ ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCa
       summary.failures_total += done->failures.size();
     }
   }
-  summary.complete = summary.shards_done == summary.shards_total && output.WriteSummaryIfComplete();
+  // (With several workers the finalize step writes them, so that none races another.)
+  summary.complete = summary.shards_done == summary.shards_total && options.num_workers == 1 &&
+                     output.WriteSummaryIfComplete();
   if (!summary.complete) summary.rows_total = summary.failures_total = 0;
   return summary;
 }

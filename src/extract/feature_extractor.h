@@ -5,8 +5,9 @@
 // Each worker extracts the shards i with i % num_workers == worker, one shard at a
 // time: the records go through the eval preset on the pipeline's threads (a record
 // that cannot be read or decoded becomes a zero row and a listed failure), batches
-// go through the model, and the shard's files are written atomically. The worker
-// that finds every shard finished writes features.json and failures.csv.
+// go through the model, and the shard's files are written atomically. A one-worker
+// run that finds every shard finished writes features.json and failures.csv; with
+// several workers, the finalize step does (FinalizeExtract), so that none races another.
 //
 // This header is libtorch-free; the model side is in feature_model.h.
 #pragma once
@@ -37,6 +38,9 @@ struct ExtractOptions {
   bool resume = false;       // keep shards finished by an earlier run of the same plan
   int worker = 0;            // this process extracts shards i % num_workers == worker
   int num_workers = 1;
+  // Instead of extracting: check every shard of the output folder (finished, the
+  // CRC-32C of its arrays) and write the summary files (FinalizeExtract).
+  bool finalize = false;
 };
 
 // Progress after each batch and each shard, of this process in this run.
@@ -70,6 +74,14 @@ struct ExtractSummary {
 // partial file is ever left under a final name.
 ExtractSummary RunExtract(const ExtractOptions& options,
                           const ExtractProgressCallback& progress = nullptr);
+
+// The finalize step of an extraction split over workers (libtorch-free: it loads no
+// model): checks that options.output holds an extraction of these options' data,
+// split, model, layer and dtype, that every shard is finished and that its arrays'
+// CRC-32C are the recorded ones (reading them on options.threads threads), then
+// writes features.json and failures.csv. Throws Error naming each shard that does not
+// check out and the workers (of options.num_workers) to rerun; then writes nothing.
+ExtractSummary FinalizeExtract(const ExtractOptions& options);
 
 // Runs an extraction as `nproc` local processes: this one is worker 0 (RunExtract) and
 // `worker_command(i, threads)` (a full command line) starts worker i for i in

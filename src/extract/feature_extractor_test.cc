@@ -314,13 +314,44 @@ TEST(RunExtract, TwoWorkersWriteWhatOneWorkerWrites) {
   EXPECT_FALSE(part.complete);
   EXPECT_EQ(part.shards_this_run, 1u);  // shard 1 of 0..2
   EXPECT_FALSE(PathExists(JoinPath(shared, "features.json")));
+  // Before worker 0 ran, the finalize step names the shards it misses and their worker.
+  try {
+    FinalizeExtract(o);
+    FAIL() << "finalized an extraction with missing shards";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("worker 0"), std::string::npos) << e.what();
+  }
   o.worker = 0;
   ExtractSummary rest = RunExtract(o);
-  EXPECT_TRUE(rest.complete);
+  EXPECT_FALSE(rest.complete);  // workers never write the summary: the finalize step does
   EXPECT_EQ(rest.shards_this_run, 2u);
+  EXPECT_FALSE(PathExists(JoinPath(shared, "features.json")));
+  ExtractSummary final_summary = FinalizeExtract(o);
+  EXPECT_TRUE(final_summary.complete);
+  EXPECT_EQ(final_summary.shards_done, 3u);
   EXPECT_EQ(OutputFiles(shared), OutputFiles(single));
   o.worker = 2;
   EXPECT_THROW(RunExtract(o), Error);
+}
+
+TEST(FinalizeExtract, AChangedArrayIsNamedAndNothingIsSummarized) {
+  std::string out = FreshTestDir("extract_finalize_changed");
+  ExtractOptions o = TfRecordOptions(TestCheckpoint(), out);
+  o.num_workers = 2;
+  for (o.worker = 0; o.worker < 2; ++o.worker) RunExtract(o);
+  std::string features = JoinPath(out, FeaturesFileName(1));
+  std::string bytes = ReadFile(features);
+  bytes[bytes.size() - 1] ^= 0x01;  // one bit of the last row: the recorded CRC-32C differs
+  WriteFileAtomic(features, bytes);
+  try {
+    FinalizeExtract(o);
+    FAIL() << "finalized a changed features array";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(FeaturesFileName(1)), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(PathExists(JoinPath(out, "features.json")));
+  o.layer = "logits";  // another plan than the workers'
+  EXPECT_THROW(FinalizeExtract(o), Error);
 }
 
 TEST(RunExtract, AnotherPlanInTheSameFolderIsRefused) {

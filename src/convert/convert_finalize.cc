@@ -1,0 +1,98 @@
+// FinalizeConvert (convert/converter.h): the step after the workers of a conversion.
+#include <chrono>
+
+#include "convert/convert_output.h"
+#include "convert/converter.h"
+#include "record/crc32c_file.h"
+#include "record/index.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/thread_pool.h"
+#include "util/worker_shards.h"
+
+namespace imgpipe {
+namespace {
+
+// What is wrong with a planned shard; empty when it checks out.
+std::string ShardProblem(const std::string& output, const PlannedShard& shard,
+                         const std::optional<ShardPart>& part) {
+  if (!part) return "not finished (no shard, index or part file, or they disagree)";
+  std::string path = JoinPath(output, shard.file_name);
+  std::string index_path = IndexPathFor(path);
+  char detail[160];
+  if (part->index_crc32c) {
+    uint32_t crc = FileCrc32c(index_path);
+    if (crc != *part->index_crc32c) {
+      std::snprintf(detail, sizeof(detail), "index CRC-32C %08x, recorded %08x", crc,
+                    *part->index_crc32c);
+      return std::string("changed since it was written: ") + detail;
+    }
+  }
+  size_t entries = ReadIndexFile(index_path).size();
+  if (entries != part->records) {
+    return "its index has " + std::to_string(entries) + " entries for " +
+           std::to_string(part->records) + " records";
+  }
+  if (part->shard_crc32c) {
+    uint32_t crc = FileCrc32c(path);
+    if (crc != *part->shard_crc32c) {
+      std::snprintf(detail, sizeof(detail), "CRC-32C %08x, recorded %08x", crc,
+                    *part->shard_crc32c);
+      return std::string("changed since it was written: ") + detail;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+ConvertSummary FinalizeConvert(const ConvertOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  CheckConvertOptions(options);
+  ThreadPool pool(options.threads > 0 ? options.threads : AvailableCpus());
+
+  // 1. The plan, which must be the one the workers recorded.
+  PlannedConversion conversion = PlanConversion(options, pool);
+  CheckPlanExists(options.output, conversion.plan_document);
+  RemoveDeadSummaryTemporaries(options.output);
+
+  // 2. Every planned shard: finished, its index as long as its record count, both
+  //    files' CRC-32C the ones recorded (the files are read on the pool).
+  const std::vector<PlannedShard>& shards = conversion.plan.shards;
+  std::vector<std::optional<ShardPart>> parts(shards.size());
+  std::vector<std::string> problems(shards.size());
+  ParallelFor(pool, shards.size(), [&](size_t i) {
+    try {
+      parts[i] = LoadFinishedPart(options.output, shards[i]);
+      problems[i] = ShardProblem(options.output, shards[i], parts[i]);
+    } catch (const Error& e) {
+      problems[i] = e.what();
+    }
+  });
+
+  // 3. All or nothing: a report of what to rerun, or the summary files.
+  ConvertSummary summary;
+  summary.inputs = conversion.inputs.images.size();
+  summary.shards_total = shards.size();
+  std::vector<ShardPart> finished;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (!problems[i].empty()) continue;
+    CountFinishedShard(shards[i], *parts[i], &summary);
+    finished.push_back(std::move(*parts[i]));
+  }
+  if (summary.shards_done != summary.shards_total) {
+    std::vector<std::string> names;
+    for (const PlannedShard& shard : shards) names.push_back(shard.file_name);
+    throw Error(ShardProblemReport(options.output, names, problems, options.num_workers,
+                                   "with --resume, a worker keeps its finished shards; a "
+                                   "changed shard is redone once its part file in " +
+                                       StateFolder(options.output) + " is removed"));
+  }
+  WriteDatasetFiles(options.output, conversion, finished);
+  summary.complete = true;
+  summary.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace imgpipe

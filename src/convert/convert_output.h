@@ -1,0 +1,104 @@
+// The output folder of `imgpipe convert` and its bookkeeping, shared by the workers
+// (RunConvert) and the finalize step (FinalizeConvert):
+//   <split>-NNNNN-of-MMMMM.tfrecord      shards (ConvertPlan decides their contents)
+//   <split>-NNNNN-of-MMMMM.tfrecord.idx  index files (record/tfrecord_format.h)
+//   labels.txt                          class names, one per line, line i = label i
+//   dataset.json                        counts per split and class, shard list
+//   rejects.csv                         path,reason for every input not written
+//   .imgpipe/plan.json                  what the run was asked to do (checked on resume)
+//   .imgpipe/<shard>.json               a finished shard's counts, rejects and the
+//                                       CRC-32C of the shard and of its index
+// Every file is written under a temporary name and renamed into place, so a final
+// name never holds a partial file. A shard is renamed into place after its index and
+// part file are written; it counts as done when all three are there and agree (sizes
+// and counts; the checksums are checked by the finalize step, which reads the files).
+// labels.txt, dataset.json and rejects.csv are written by a one-worker run when it
+// finishes the last shard, or by the finalize step; never by one of several workers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "convert/convert_plan.h"
+#include "convert/converter.h"
+#include "pipeline/input_list.h"
+#include "util/thread_pool.h"
+
+namespace imgpipe {
+
+// Throws Error, naming the command-line option, for the bad options RunConvert lists.
+void CheckConvertOptions(const ConvertOptions& options);
+
+// The inputs of a conversion, their sizes, its plan and plan.json's document: what
+// every worker and the finalize step compute alike from the same options.
+struct PlannedConversion {
+  InputList inputs;
+  std::vector<uint64_t> sizes;  // file size of each input (0 when unreadable)
+  ConvertPlan plan;
+  nlohmann::json plan_document;
+};
+
+// Lists the inputs, reads their sizes on `pool` and makes the plan.
+PlannedConversion PlanConversion(const ConvertOptions& options, ThreadPool& pool);
+
+// Records plan.json in `output`, or checks that the one there is the same plan; throws
+// Error naming the options that differ.
+void CheckOrWritePlan(const std::string& output, const nlohmann::json& plan_document);
+
+// Throws Error when `output` has no plan.json, or one that differs from this plan.
+void CheckPlanExists(const std::string& output, const nlohmann::json& plan_document);
+
+// `output`'s state folder (".imgpipe").
+std::string StateFolder(const std::string& output);
+
+// ".imgpipe/<shard file name>.json" in `output`.
+std::string PartPath(const std::string& output, const PlannedShard& shard);
+
+// Removes leftovers that killed processes left of the files every worker may write
+// (plan.json, the summaries); those of running processes stay.
+void RemoveDeadSummaryTemporaries(const std::string& output);
+
+// Removes a killed run's leftovers (temporaries) of `shard`, its index and part file.
+// `names` and `state_names` list `output` and its state folder.
+void RemoveShardTemporaries(const std::string& output, const std::vector<std::string>& names,
+                            const std::vector<std::string>& state_names,
+                            const PlannedShard& shard);
+
+// A finished shard, as its part file records it.
+struct ShardPart {
+  uint64_t records = 0;
+  uint64_t bytes = 0;                  // of the .tfrecord file
+  uint64_t restart_markers_added = 0;  // records whose JPEG was given restart markers
+  std::map<int, uint64_t> per_class;
+  std::vector<std::pair<std::string, std::string>> rejects;  // path, reason
+  // CRC-32C of the .tfrecord and .idx files; absent in part files written before
+  // they were recorded (such shards are checked by size and count only).
+  std::optional<uint32_t> shard_crc32c;
+  std::optional<uint32_t> index_crc32c;
+
+  nlohmann::json ToJson(const PlannedShard& shard) const;
+  static ShardPart FromJson(const nlohmann::json& doc);
+};
+
+// Writes `part` as `shard`'s part file.
+void WriteShardPart(const std::string& output, const PlannedShard& shard, const ShardPart& part);
+
+// The shard's part when it is done: its part file, the shard and its index are in
+// place, the shard's size is the recorded one and records + rejects = its inputs.
+std::optional<ShardPart> LoadFinishedPart(const std::string& output, const PlannedShard& shard);
+
+// Counts `part`, the finished `shard`, into `summary` (shards_done, written, rejected,
+// bytes, the shard list).
+void CountFinishedShard(const PlannedShard& shard, const ShardPart& part, ConvertSummary* summary);
+
+// Writes labels.txt, rejects.csv and dataset.json from every shard's part (`parts[i]`
+// of `plan.shards[i]`); throws Error unless written + rejected = inputs.
+void WriteDatasetFiles(const std::string& output, const PlannedConversion& conversion,
+                       const std::vector<ShardPart>& parts);
+
+}  // namespace imgpipe

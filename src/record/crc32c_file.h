@@ -1,0 +1,37 @@
+// CRC-32C of whole files: computed while a file is written (Crc32cWritableFile) or by
+// reading one (FileCrc32c), so that a file can be checked against the value recorded
+// when it was written (imgpipe convert's part files and --finalize).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/file.h"
+
+namespace imgpipe {
+
+// Passes every byte on to `sink` (not owned; must outlive this) and extends the
+// CRC-32C of the bytes appended so far.
+class Crc32cWritableFile : public WritableFile {
+ public:
+  explicit Crc32cWritableFile(WritableFile& sink) : sink_(&sink) {}
+
+  void Append(std::string_view data) override;
+  void Flush() override { sink_->Flush(); }
+  void Sync() override { sink_->Sync(); }
+  void Close() override { sink_->Close(); }
+  const std::string& path() const override { return sink_->path(); }
+
+  // CRC-32C (unmasked) of all bytes appended so far.
+  uint32_t crc32c() const { return crc_; }
+
+ private:
+  WritableFile* sink_;
+  uint32_t crc_ = 0;
+};
+
+// CRC-32C (unmasked) of the whole file at `path`; throws IoError when it cannot be read.
+uint32_t FileCrc32c(const std::string& path);
+
+}  // namespace imgpipe
