@@ -133,3 +133,9 @@ PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "
 echo
 echo "== Training: bf16 autocast vs fp32 on the CPU (the model alone, --synthetic)"
 bash "$here/train_precision_bench.sh" "$build" resnet18 6
+echo
+echo "== Convert at scale: a CSV manifest of ${BENCH_SCALE_ROWS:-10000000} rows (64-px thumbnails of the real photos, stored once), then inspect and a train Loader start over the result"
+# BENCH_SCALE_ROWS: the manifest's rows (default 10,000,000: ~25 GB of shards written to
+# ${TMPDIR:-/tmp}, about 20 minutes on 2 cores; the script stops first when the disk has
+# less than 1.5x its estimate free). Set it lower (e.g. 100000) for a quick run.
+/usr/bin/python3 "$here/convert_scale.py" --imgpipe "$imgpipe" --rows "${BENCH_SCALE_ROWS:-10000000}"

@@ -72,7 +72,7 @@ ConvertSummary FinalizeConvert(const ConvertOptions& options) {
 
   // 3. All or nothing: a report of what to rerun, or the summary files.
   ConvertSummary summary;
-  summary.inputs = conversion.inputs.images.size();
+  summary.inputs = conversion.inputs.size();
   summary.shards_total = shards.size();
   std::vector<ShardPart> finished;
   for (size_t i = 0; i < shards.size(); ++i) {

@@ -36,10 +36,10 @@ void HashBytes(uint64_t* h, std::string_view bytes) {
 json PlanDocument(const ConvertOptions& options, const InputList& inputs,
                   const std::vector<uint64_t>& sizes, const ConvertPlan& plan) {
   uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < inputs.images.size(); ++i) {
-    HashBytes(&h, inputs.images[i].path);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    HashBytes(&h, inputs.path(i));
     HashBytes(&h, std::string_view("\0", 1));
-    HashBytes(&h, std::to_string(inputs.images[i].label) + ":" + std::to_string(sizes[i]));
+    HashBytes(&h, std::to_string(inputs.label(i)) + ":" + std::to_string(sizes[i]));
   }
   json splits = json::array();
   for (const SplitSpec& s : options.plan.splits) splits.push_back({s.name, s.fraction});
@@ -48,7 +48,7 @@ json PlanDocument(const ConvertOptions& options, const InputList& inputs,
   char fingerprint[17];
   std::snprintf(fingerprint, sizeof(fingerprint), "%016llx", static_cast<unsigned long long>(h));
   json doc{{"input", options.input},
-           {"inputs", inputs.images.size()},
+           {"inputs", inputs.size()},
            {"input_fingerprint", fingerprint},
            {"classes", inputs.class_names},
            {"splits", splits},
@@ -140,10 +140,10 @@ void CheckConvertOptions(const ConvertOptions& options) {
 PlannedConversion PlanConversion(const ConvertOptions& options, ThreadPool& pool) {
   PlannedConversion out;
   out.inputs = ListInputs(options.input);
-  out.sizes.assign(out.inputs.images.size(), 0);
-  ParallelFor(pool, out.inputs.images.size(), [&](size_t i) {
+  out.sizes.assign(out.inputs.size(), 0);
+  ParallelFor(pool, out.inputs.size(), [&](size_t i) {
     try {
-      out.sizes[i] = FileSize(out.inputs.images[i].path);
+      out.sizes[i] = FileSize(out.inputs.path(i));
     } catch (const Error&) {
       // Unreadable inputs are rejected with their reason when converted.
     }
@@ -301,10 +301,10 @@ void WriteDatasetFiles(const std::string& output, const PlannedConversion& conve
     rejected += part.rejects.size();
     restart_markers_added += part.restart_markers_added;
   }
-  if (written + rejected != inputs.images.size()) {
+  if (written + rejected != inputs.size()) {
     throw Error(output + ": written (" + std::to_string(written) + ") + rejected (" +
                 std::to_string(rejected) + ") != inputs (" +
-                std::to_string(inputs.images.size()) + ")");
+                std::to_string(inputs.size()) + ")");
   }
   json keys = json::array({image_keys::kEncoded, image_keys::kFormat, image_keys::kLabel,
                image_keys::kClassText, image_keys::kHeight, image_keys::kWidth,
@@ -315,7 +315,7 @@ void WriteDatasetFiles(const std::string& output, const PlannedConversion& conve
   }
   json dataset{{"format", "tfrecord"},
                {"example_keys", keys},
-               {"inputs", inputs.images.size()},
+               {"inputs", inputs.size()},
                {"written", written},
                {"rejected", rejected},
                {"classes", inputs.class_names},

@@ -78,7 +78,7 @@ std::string ShardFileName(const std::string& split, int index, int count) {
 
 ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>& sizes,
                             const PlanOptions& options) {
-  const size_t n = inputs.images.size();
+  const size_t n = inputs.size();
   if (sizes.size() != n) throw Error("internal: sizes do not match inputs");
   if (options.min_shards < 1) throw Error("--min-shards must be at least 1");
   if (options.shard_bytes == 0) throw Error("--shard-size must be positive");
@@ -115,6 +115,7 @@ ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>
       shard.file_name = ShardFileName(split.name, k, count);
       size_t first = begin + items * k / count;
       size_t last = begin + items * (k + 1) / count;
+      shard.inputs.reserve(last - first);
       for (size_t i = first; i < last; ++i) {
         shard.inputs.push_back(order[i]);
         shard.input_bytes += sizes[order[i]];

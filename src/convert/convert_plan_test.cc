@@ -13,7 +13,7 @@ InputList MakeInputs(size_t n) {
   InputList list;
   list.class_names = {"a", "b"};
   for (size_t i = 0; i < n; ++i) {
-    list.images.push_back({"/x/" + std::to_string(i), std::to_string(i), static_cast<int>(i % 2)});
+    list.Add("/x/" + std::to_string(i), static_cast<int>(i % 2));
   }
   return list;
 }
@@ -82,7 +82,7 @@ TEST(MakeConvertPlan, DeterministicAndSeedDependent) {
   EXPECT_NE(a.shards[0].inputs, c.shards[0].inputs);
   // Shuffled: the first shard mixes both classes and is not the first 50 inputs.
   std::set<int> labels;
-  for (size_t i : a.shards[0].inputs) labels.insert(inputs.images[i].label);
+  for (size_t i : a.shards[0].inputs) labels.insert(inputs.label(i));
   EXPECT_EQ(labels.size(), 2u);
   EXPECT_NE(a.shards[0].inputs[0] + 1, a.shards[0].inputs[1]);
   for (const PlannedShard& s : a.shards) EXPECT_EQ(s.inputs.size(), 50u);

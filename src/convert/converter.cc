@@ -58,10 +58,6 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
     state.total += shard->inputs.size();
     state.bytes_total += shard->input_bytes;
   }
-  std::vector<std::pair<const PlannedShard*, size_t>> items;  // shard, position in it
-  for (const PlannedShard* shard : todo) {
-    for (size_t k = 0; k < shard->inputs.size(); ++k) items.emplace_back(shard, k);
-  }
   const size_t ahead = static_cast<size_t>(threads) * 16;
   std::deque<std::future<ItemResult>> in_flight;
   // The tasks refer to `inputs`, which goes away before the pool's threads do: when
@@ -72,11 +68,17 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
       for (std::future<ItemResult>& task : tasks) task.wait();
     }
   } wait_for_tasks{in_flight};
-  size_t submitted = 0;
-  auto submit_up_to = [&](size_t limit) {
-    for (; submitted < std::min(limit, items.size()); ++submitted) {
-      const InputImage& input = inputs.images[items[submitted].first->inputs[items[submitted].second]];
-      in_flight.push_back(pool.Submit([&input, &inputs, &options] {
+  // The next input to submit: position `next_input` of shard todo[next_shard].
+  size_t next_shard = 0, next_input = 0;
+  auto submit_ahead = [&] {
+    while (in_flight.size() < ahead && next_shard < todo.size()) {
+      if (next_input == todo[next_shard]->inputs.size()) {
+        ++next_shard;
+        next_input = 0;
+        continue;
+      }
+      InputImage input = inputs.image(todo[next_shard]->inputs[next_input++]);
+      in_flight.push_back(pool.Submit([input = std::move(input), &inputs, &options] {
         ItemResult result;
         try {
           result.example = MakeImageExample(input, inputs.class_names[input.label], options.image);
@@ -98,20 +100,20 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
       Crc32cWritableFile checksummed(file.file());
       TfRecordWriter writer(checksummed);
       for (size_t k = 0; k < shard->inputs.size(); ++k) {
-        submit_up_to(submitted + ahead - in_flight.size());
+        submit_ahead();
         ItemResult result = in_flight.front().get();
         in_flight.pop_front();
-        const InputImage& input = inputs.images[shard->inputs[k]];
+        const size_t input = shard->inputs[k];
         if (result.reject_reason.empty()) {
           index.push_back(writer.Write(result.example.record));
           ++part.records;
           part.restart_markers_added += result.example.restart_markers_added;
-          ++part.per_class[input.label];
+          ++part.per_class[inputs.label(input)];
         } else {
-          part.rejects.emplace_back(input.path, result.reject_reason);
+          part.rejects.emplace_back(inputs.path(input), result.reject_reason);
         }
         ++state.done;
-        state.bytes_done += conversion.sizes[shard->inputs[k]];
+        state.bytes_done += conversion.sizes[input];
         if (progress) progress(state);
       }
       writer.Close();
@@ -169,7 +171,7 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
   // 4. What is done; a one-worker run finishes the data set (several workers leave that
   //    to the finalize step, so that none races another for the summary files).
   std::vector<ShardPart> parts = GatherFinishedShards(options.output, conversion.plan, &summary);
-  summary.inputs = conversion.inputs.images.size();
+  summary.inputs = conversion.inputs.size();
   if (summary.complete && options.num_workers == 1) {
     WriteDatasetFiles(options.output, conversion, parts);
   } else {

@@ -105,7 +105,7 @@ TEST(RunConvert, EveryInputWrittenOrRejectedWithAReason) {
 
   InputList inputs = ListInputs(input);
   ASSERT_TRUE(summary.complete);
-  EXPECT_EQ(summary.inputs, inputs.images.size());
+  EXPECT_EQ(summary.inputs, inputs.size());
   EXPECT_EQ(summary.written + summary.rejected, summary.inputs);
   EXPECT_GE(summary.written, 47u + 15u);  // photos and the JPEGs of every subsampling
 

@@ -47,15 +47,15 @@ ExtractPlan MakeExtractPlan(const std::string& data, const std::string& split, s
   }
   plan.kind = InputKind::kImages;
   plan.images = ListInputs(data);
-  for (size_t first = 0; first < plan.images.images.size(); first += shard_rows) {
+  for (size_t first = 0; first < plan.images.size(); first += shard_rows) {
     PlannedShard shard;
     shard.index = plan.shards.size();
     shard.first_image = first;
-    shard.image_count = std::min(shard_rows, plan.images.images.size() - first);
+    shard.image_count = std::min(shard_rows, plan.images.size() - first);
     uint32_t crc = 0;
     for (size_t i = first; i < first + shard.image_count; ++i) {
-      const InputImage& image = plan.images.images[i];
-      std::string key = image.name + '\0' + std::to_string(image.label) + '\n';
+      std::string key = std::string(plan.images.name(i)) + '\0' +
+                        std::to_string(plan.images.label(i)) + '\n';
       crc = crc32c::Extend(crc, key.data(), key.size());
     }
     shard.images_crc = crc;

@@ -57,14 +57,14 @@ TEST(ExtractPlan, ImageFolderInGroupsOfShardRows) {
   MakeSynthImages(dir, 3, 4, 16, 16);
   ExtractPlan plan = MakeExtractPlan(dir, "", 5);
   EXPECT_EQ(plan.kind, InputKind::kImages);
-  ASSERT_EQ(plan.images.images.size(), 12u);
+  ASSERT_EQ(plan.images.size(), 12u);
   ASSERT_EQ(plan.shards.size(), 3u);
   EXPECT_EQ(plan.shards[0].first_image, 0u);
   EXPECT_EQ(plan.shards[0].image_count, 5u);
   EXPECT_EQ(plan.shards[2].first_image, 10u);
   EXPECT_EQ(plan.shards[2].image_count, 2u);
-  EXPECT_EQ(plan.images.images[0].name, "class_000/img_000000.jpg");
-  EXPECT_EQ(plan.images.images[11].label, 2);
+  EXPECT_EQ(plan.images.name(0), "class_000/img_000000.jpg");
+  EXPECT_EQ(plan.images.label(11), 2);
   // The fingerprint follows the images: another listing gives another one.
   ExtractPlan other = MakeExtractPlan(dir, "", 4);
   EXPECT_NE(ShardInputJson(plan, plan.shards[0]), ShardInputJson(other, other.shards[0]));

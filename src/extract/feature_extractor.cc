@@ -104,7 +104,7 @@ MapFunction<Record, Sample> TfRecordRowFunction(const EvalPreset& preset,
 
 // The path of image `images[c.index]` -> its row.
 MapFunction<std::string, Sample> ImageFileRowFunction(
-    const EvalPreset& preset, std::shared_ptr<const std::vector<InputImage>> images,
+    const EvalPreset& preset, std::shared_ptr<std::vector<InputImage>> images,
     std::shared_ptr<RowTable> table) {
   return [preset, images, table](std::string&& path, const MapContext& c) {
     const InputImage& image = (*images)[c.index];
@@ -142,11 +142,12 @@ ShardResult ExtractShard(const ShardJob& job, ShardArrays* arrays,
                                   pipeline::FromVector<std::string>({job.shard->tfrecord_file})))
           .Map(TfRecordRowFunction(job.preset, job.plan->schema, table), pipeline::kAutotune, "map(extract_row)");
     }
-    auto first = job.plan->images.images.begin() + static_cast<ptrdiff_t>(job.shard->first_image);
-    auto images = std::make_shared<const std::vector<InputImage>>(
-        first, first + static_cast<ptrdiff_t>(job.shard->image_count));
+    auto images = std::make_shared<std::vector<InputImage>>();
     std::vector<std::string> paths;
-    for (const InputImage& image : *images) paths.push_back(image.path);
+    for (size_t i = 0; i < job.shard->image_count; ++i) {
+      images->push_back(job.plan->images.image(job.shard->first_image + i));
+      paths.push_back(images->back().path);
+    }
     return Pipeline<std::string>(pipeline::FromVector(std::move(paths)))
         .Map(ImageFileRowFunction(job.preset, images, table), pipeline::kAutotune,
              "map(extract_row)");

@@ -27,11 +27,11 @@ LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSource
     d.image_folder = true;
     d.paths = {data};
     const InputList listing = ListImageFolder(data);
-    d.samples = static_cast<int64_t>(listing.images.size());
+    d.samples = static_cast<int64_t>(listing.size());
     // Up to 64 images spread over the listing: stat-ing millions would take minutes.
-    const size_t n = listing.images.size(), step = std::max<size_t>(1, n / 64);
+    const size_t n = listing.size(), step = std::max<size_t>(1, n / 64);
     uint64_t sampled = 0, bytes = 0;
-    for (size_t i = 0; i < n; i += step, ++sampled) bytes += FileSize(listing.images[i].path);
+    for (size_t i = 0; i < n; i += step, ++sampled) bytes += FileSize(listing.path(i));
     d.mean_record_bytes = sampled ? bytes / sampled : 0;
     return d;
   }

@@ -107,9 +107,9 @@ std::vector<std::string> SampleEncodedImages(const pipeline::DataSource& source,
     return LoadEncodedImages(source.Paths(), max_images, source.schema);
   }
   const InputList list = ListImageFolder(source.data);
-  const size_t n = list.images.size(), take = std::min(n, max_images);
+  const size_t n = list.size(), take = std::min(n, max_images);
   std::vector<std::string> images;
-  for (size_t k = 0; k < take; ++k) images.push_back(ReadFile(list.images[k * n / take].path));
+  for (size_t k = 0; k < take; ++k) images.push_back(ReadFile(list.path(k * n / take)));
   return images;
 }
 

@@ -47,8 +47,8 @@ std::string ImageExample(const std::string& bytes, int64_t label) {
 std::vector<std::string> WritePhotoShards(const std::vector<std::string>& extra = {}) {
   InputList photos = ListImageFolder(kTestData + "/images/photos-by-class");
   std::vector<std::vector<std::string>> shards(3);
-  for (size_t i = 0; i < photos.images.size(); ++i) {
-    shards[i % 3].push_back(ImageExample(ReadFile(photos.images[i].path), photos.images[i].label));
+  for (size_t i = 0; i < photos.size(); ++i) {
+    shards[i % 3].push_back(ImageExample(ReadFile(photos.path(i)), photos.label(i)));
   }
   for (const std::string& e : extra) shards[2].push_back(e);
   std::vector<std::string> files;

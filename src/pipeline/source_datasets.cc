@@ -389,8 +389,8 @@ class RecordShardDataset : public Dataset<Record> {
 
 class ImageFilesDataset : public Dataset<Record> {
  public:
-  ImageFilesDataset(std::vector<InputImage> images, bool shuffle, std::optional<uint64_t> seed)
-      : images_(std::make_shared<const std::vector<InputImage>>(std::move(images))),
+  ImageFilesDataset(InputList images, bool shuffle, std::optional<uint64_t> seed)
+      : images_(std::make_shared<const InputList>(std::move(images))),
         shuffle_(shuffle),
         seed_(seed) {}
 
@@ -412,7 +412,7 @@ class ImageFilesDataset : public Dataset<Record> {
 
     std::optional<Record> Next() override {
       while (position_ < order_.size()) {
-        const InputImage& image = (*images_)[order_[position_++]];
+        const InputImage image = images_->image(order_[position_++]);
         auto start = Clock::now();
         Record record;
         try {
@@ -442,14 +442,14 @@ class ImageFilesDataset : public Dataset<Record> {
 
    private:
     const IteratorContext ctx_;
-    const std::shared_ptr<const std::vector<InputImage>> images_;  // shared with the dataset
+    const std::shared_ptr<const InputList> images_;  // shared with the dataset
     const std::vector<size_t> order_;
     StageStats* stats_;
     BadElementGuard bad_;
     size_t position_ = 0;
   };
 
-  const std::shared_ptr<const std::vector<InputImage>> images_;
+  const std::shared_ptr<const InputList> images_;
   const bool shuffle_;
   const std::optional<uint64_t> seed_;
 };
@@ -543,7 +543,7 @@ DatasetPtr<Record> ShardedTfRecords(std::vector<std::string> patterns, int num_s
 
 DatasetPtr<Record> ImageFiles(std::string folder, bool shuffle, std::optional<uint64_t> seed) {
   InputList list = ListImageFolder(folder);
-  return std::make_shared<ImageFilesDataset>(std::move(list.images), shuffle, seed);
+  return std::make_shared<ImageFilesDataset>(std::move(list), shuffle, seed);
 }
 
 }  // namespace imgpipe::pipeline

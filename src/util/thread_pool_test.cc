@@ -30,6 +30,22 @@ TEST(ThreadPool, ExceptionReachesCaller) {
   EXPECT_EQ(ran.load(), 10);
 }
 
+TEST(ThreadPool, ParallelForRethrowsTheLowestIndexAfterEveryCall) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> calls(5000);
+  try {
+    ParallelFor(pool, calls.size(), [&](size_t i) {
+      ++calls[i];
+      if (i == 4000 || i == 17 || i == 2500) throw std::runtime_error(std::to_string(i));
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "17");
+  }
+  for (size_t i = 0; i < calls.size(); ++i) ASSERT_EQ(calls[i].load(), 1) << i;
+  ParallelFor(pool, 0, [](size_t) { FAIL(); });
+}
+
 TEST(RestrictToCpus, LimitsThisThreadAndItsChildren) {
   std::thread([] {
     int before = AvailableCpus();
