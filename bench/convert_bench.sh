@@ -24,9 +24,9 @@ for ((i = 0; i < runs; i++)); do
   t0=$(now); cp -r "$work/in" "$work/cp"; t1=$(now)
   cp_times+=("$(echo "$t1 - $t0" | bc -l)")
   rm -rf "$work/cp"
-  t0=$(now); "$imgpipe" convert --input "$work/in" --output "$work/out" --shard-size 64MB >/dev/null; t1=$(now)
+  t0=$(now); "$imgpipe" convert --input "$work/in" --output "$work/out" --shard-size 64MB --jpeg-restart-interval 0 >/dev/null; t1=$(now)
   convert_times+=("$(echo "$t1 - $t0" | bc -l)")
-  t0=$(now); "$imgpipe" convert --input "$work/in" --output "$work/out-decode" --shard-size 64MB --verify decode >/dev/null; t1=$(now)
+  t0=$(now); "$imgpipe" convert --input "$work/in" --output "$work/out-decode" --shard-size 64MB --verify decode --jpeg-restart-interval 0 >/dev/null; t1=$(now)
   decode_times+=("$(echo "$t1 - $t0" | bc -l)")
 done
 cp_s=$(printf '%s\n' "${cp_times[@]}" | median)

@@ -42,12 +42,13 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",")]
 
     with tempfile.TemporaryDirectory(prefix="imgpipe-maxres-") as work:
-        # 1. The shards: as they are (0), and per limit.
+        # 1. The shards: as they are (0), and per limit (JPEGs without restart markers,
+        #    as the figures in docs/benchmarks.md were measured).
         sets = {}
         for limit in [0] + limits:
             out = os.path.join(work, f"max{limit}")
             command = [args.imgpipe, "convert", "--input", args.images, "--output", out,
-                       "--min-shards", "4", "--json"]
+                       "--min-shards", "4", "--jpeg-restart-interval", "0", "--json"]
             if limit:
                 command += ["--max-resolution", str(limit)]
             summary = run_json(command)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: every benchmark, each printing rates and ratios measured side by side
-# in one run. Takes several minutes on 2 cores.
+# in one run. Takes several minutes on 2 cores. "Shards" below are converted with
+# --jpeg-restart-interval 0 (JPEGs as given, the figures' baseline) unless they are
+# the "restart" shards, which have convert's default (a restart marker every MCU).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 
 echo "== TFRecord read with CRC checks; per record on shards of the photos (before vs now)"
 "$imgpipe" convert --input "$here/../../shared/testdata/images/photos-by-class" \
-  --output "$work/photo-shards" --min-shards 4 >/dev/null
+  --output "$work/photo-shards" --min-shards 4 --jpeg-restart-interval 0 >/dev/null
 "$build/bench/record_read_bench" 512 "$work" "$work"/photo-shards/*.tfrecord
 echo
 echo "== Convert against cp"
@@ -88,7 +90,8 @@ for split in train val; do
     done
   done
 done
-"$imgpipe" convert --input "$work/hymenoptera" --output "$work/hymenoptera-shards" --min-shards 4 >/dev/null
+"$imgpipe" convert --input "$work/hymenoptera" --output "$work/hymenoptera-shards" --min-shards 4 \
+  --jpeg-restart-interval 0 >/dev/null
 "$imgpipe" convert --input "$work/hymenoptera" --output "$work/hymenoptera-restart-shards" \
   --min-shards 4 --jpeg-restart-interval 1 >/dev/null
 pipeline_benchmarks "397 real ImageNet photos (hymenoptera, mean 490x392)" \
@@ -96,7 +99,7 @@ pipeline_benchmarks "397 real ImageNet photos (hymenoptera, mean 490x392)" \
 restart_benchmarks "397 real ImageNet photos (hymenoptera)" \
   "$work/hymenoptera-shards" "$work/hymenoptera-restart-shards"
 "$imgpipe" convert --input "$testdata/photos-by-class" --output "$work/by-class-shards" \
-  --min-shards 4 >/dev/null
+  --min-shards 4 --jpeg-restart-interval 0 >/dev/null
 "$imgpipe" convert --input "$testdata/photos-by-class" --output "$work/by-class-restart-shards" \
   --min-shards 4 --jpeg-restart-interval 1 >/dev/null
 pipeline_benchmarks "47 real photos of 640 to 1920 px (photos-by-class)" \
@@ -105,7 +108,8 @@ pipeline_benchmarks "47 real photos of 640 to 1920 px (photos-by-class)" \
 # Then scale: 2,000 ImageNet-sized (500x375, ~110 KB) synthetic JPEGs, which decode
 # almost twice as fast as photographs (they flatter imgpipe).
 "$imgpipe" synth --out "$work/images" --classes 20 --per-class 100 --size 500x375 --quality 90 >/dev/null
-"$imgpipe" convert --input "$work/images" --output "$work/shards" --min-shards 8 >/dev/null
+"$imgpipe" convert --input "$work/images" --output "$work/shards" --min-shards 8 \
+  --jpeg-restart-interval 0 >/dev/null
 pipeline_benchmarks "2,000 synthetic 500x375 JPEGs" "$work/images" "$work/shards"
 echo "== imgpipe.torch.Loader vs imgpipe bench vs PyTorch DataLoader (same images, same cores)"
 # The Loader and the DataLoader run epoch by epoch (6 batches of 64 on the 397 photos,
@@ -124,7 +128,7 @@ for class in ants bees; do
   done
 done
 "$imgpipe" convert --input "$work/hymenoptera-x10" --output "$work/hymenoptera-x10-shards" \
-  --min-shards 8 >/dev/null
+  --min-shards 8 --jpeg-restart-interval 0 >/dev/null
 PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "$imgpipe" \
   --name "the 397 hymenoptera photos x 10 (3,970 per epoch)" \
   --images "$work/hymenoptera-x10" --shards "$work/hymenoptera-x10-shards"

@@ -53,20 +53,22 @@ def test_convert_returns_the_clis_summary(converted):
         assert (py_out / shard["file"]).read_bytes() == (cli_out / shard["file"]).read_bytes()
 
 
-def test_jpeg_restart_interval_rewrites_every_photo_as_the_cli_does(converted, tmp_path):
-    plain = converted[0]
-    summary = imgpipe.convert(PHOTOS, tmp_path / "py", jpeg_restart_interval=1, **OPTIONS)
+def test_restart_markers_are_the_default_and_0_stores_jpegs_as_given(converted, tmp_path):
+    marked = converted[0]
+    summary = imgpipe.convert(PHOTOS, tmp_path / "py", jpeg_restart_interval=0, **OPTIONS)
     cli = cli_json("convert", "--input", str(PHOTOS), "--output", str(tmp_path / "cli"), "--split", OPTIONS["split"],
                    "--shard-size", OPTIONS["shard_size"], "--min-shards", "2", "--threads", "2", "--seed", "3",
-                   "--jpeg-restart-interval", "1")[0]
+                   "--jpeg-restart-interval", "0")[0]
     assert untimed(summary) == untimed(cli)
-    assert plain["restart_markers_added"] == 0
-    assert summary["restart_markers_added"] == summary["written"] == plain["written"]
-    assert summary["output_bytes"] > plain["output_bytes"]  # a marker per MCU costs a few %
+    assert summary["restart_markers_added"] == 0
+    assert marked["restart_markers_added"] == marked["written"] == summary["written"]
+    assert marked["output_bytes"] > summary["output_bytes"]  # a marker per MCU costs a few %
     for shard in summary["shards"]:
         assert (tmp_path / "py" / shard["file"]).read_bytes() == (tmp_path / "cli" / shard["file"]).read_bytes()
-    options = json.loads((tmp_path / "py" / "dataset.json").read_text())["options"]
-    assert options["jpeg_restart_interval"] == 1
+    as_given = json.loads((tmp_path / "py" / "dataset.json").read_text())["options"]
+    assert as_given.get("jpeg_restart_interval", 0) == 0
+    default = json.loads((converted[2] / "dataset.json").read_text())["options"]
+    assert default["jpeg_restart_interval"] == 1
 
 
 def test_workers_then_finalize_write_what_one_process_writes(converted, tmp_path):

@@ -383,6 +383,7 @@ TEST(RunConvert, MaxResolutionResizesLargerPhotosAndKeepsSmallerOnes) {
   options.plan.min_shards = 3;
   options.image.verify = VerifyMode::kDecode;
   options.image.max_resolution = limit;
+  options.image.jpeg_restart_interval = 0;  // stored bytes are compared: JPEGs as given
   ConvertSummary summary = RunConvert(options);
   ASSERT_TRUE(summary.complete);
   EXPECT_EQ(summary.rejected, 0u);
@@ -424,6 +425,7 @@ TEST(RunConvert, MaxResolutionAppliesExifOrientationFirst) {
   options.input = input;
   options.output = FreshDir("orientation_out");
   options.image.max_resolution = 640;
+  options.image.jpeg_restart_interval = 0;  // stored bytes are compared: JPEGs as given
   ConvertSummary summary = RunConvert(options);
   ASSERT_EQ(summary.written, 2u);
   int resized = 0;
@@ -545,6 +547,7 @@ TEST(RunConvert, JpegRestartIntervalKeepsEveryPixelAndMarksEveryJpeg) {
   options.image.max_resolution = 640;
   const std::string plain_output = FreshDir("restart_plain");
   options.output = plain_output;
+  options.image.jpeg_restart_interval = 0;
   ConvertSummary plain = RunConvert(options);
   options.image.jpeg_restart_interval = 1;
   options.output = FreshDir("restart_marked");
@@ -627,8 +630,10 @@ TEST(RunConvert, ResumeWithAnotherJpegRestartIntervalIsRefusedWithTheReason) {
   EXPECT_TRUE(rest.complete);
   EXPECT_EQ(rest.restart_markers_added, rest.written);
 
-  // Begun without the option: resumes without it, refuses it.
-  options = HalfDoneConversion("restart_resume_unset", ImageExampleOptions());
+  // Begun without markers: resumes without them, refuses them.
+  ImageExampleOptions unset;
+  unset.jpeg_restart_interval = 0;
+  options = HalfDoneConversion("restart_resume_unset", unset);
   options.resume = true;
   EXPECT_EQ(ReadFile(JoinPath(options.output, ".imgpipe/plan.json")).find("jpeg_restart"),
             std::string::npos);
@@ -698,6 +703,17 @@ TEST(RunConvert, DamagedAndUnreadableInputsAreRejectedWithReasons) {
 
 // --verify decode is the default: a JPEG cut in half (its header intact) is rejected,
 // so no shard holds an image the pipeline cannot decode; --verify header lets it in.
+TEST(RunConvert, RestartMarkersAreTheDefault) {
+  EXPECT_EQ(ConvertOptions{}.image.jpeg_restart_interval, 1);
+  ConvertOptions options;
+  options.input = kTestData + "/images/hymenoptera/val";
+  options.output = FreshDir("restart_default");
+  ConvertSummary summary = RunConvert(options);
+  ASSERT_TRUE(summary.complete);
+  EXPECT_GT(summary.written, 100u);
+  EXPECT_EQ(summary.restart_markers_added, summary.written);
+}
+
 TEST(RunConvert, VerifyDecodeIsTheDefault) {
   std::string dir = FreshDir("verify-default");
   std::string photos = kTestData + "/images/hymenoptera/val/ants";
@@ -713,6 +729,8 @@ TEST(RunConvert, VerifyDecodeIsTheDefault) {
     options.input = dir + "/in";
     options.output = dir + "/out-" + VerifyModeName(mode);
     options.image.verify = mode;
+    // Restart markers (the default) decode every JPEG, whatever --verify says.
+    options.image.jpeg_restart_interval = 0;
     ConvertSummary summary = RunConvert(options);
     ASSERT_TRUE(summary.complete);
     EXPECT_EQ(summary.written, mode == VerifyMode::kDecode ? 1u : 2u);
