@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <set>
@@ -225,8 +226,9 @@ ShardPart ShardPart::FromJson(const json& doc) {
   part.bytes = doc.at("bytes").get<uint64_t>();
   part.restart_markers_added = doc.value("restart_markers_added", uint64_t{0});
   for (auto& [label, n] : doc.at("per_class").items()) {
-    part.per_class[std::stoi(label)] = n.get<uint64_t>();
+    part.per_class.emplace_back(std::stoi(label), n.get<uint64_t>());
   }
+  std::sort(part.per_class.begin(), part.per_class.end());  // the keys sort as text
   for (auto& r : doc.at("rejects")) part.rejects.emplace_back(r.at(0), r.at(1));
   if (doc.contains("crc32c")) part.shard_crc32c = doc.at("crc32c").get<uint32_t>();
   if (doc.contains("index_crc32c")) part.index_crc32c = doc.at("index_crc32c").get<uint32_t>();

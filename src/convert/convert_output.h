@@ -74,7 +74,10 @@ struct ShardPart {
   uint64_t records = 0;
   uint64_t bytes = 0;                  // of the .tfrecord file
   uint64_t restart_markers_added = 0;  // records whose JPEG was given restart markers
-  std::map<int, uint64_t> per_class;
+  // (class, records) for each class with records, by class: flat, because every
+  // shard's part is held until the summary is written (10M images in 340 shards of
+  // ~9,500 classes each: 52 MB this way, ~150 MB as map nodes).
+  std::vector<std::pair<int, uint64_t>> per_class;
   std::vector<std::pair<std::string, std::string>> rejects;  // path, reason
   // CRC-32C of the .tfrecord and .idx files; absent in part files written before
   // they were recorded (such shards are checked by size and count only).

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "util/error.h"
 #include "util/random.h"
@@ -83,9 +84,12 @@ ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>
   if (options.min_shards < 1) throw Error("--min-shards must be at least 1");
   if (options.shard_bytes == 0) throw Error("--shard-size must be positive");
 
+  if (n > std::numeric_limits<uint32_t>::max()) {
+    throw Error(std::to_string(n) + " inputs: at most 4,294,967,295 fit one conversion");
+  }
   // 1. Shuffle (Fisher-Yates).
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
   SplitMix64 random(options.seed);
   for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[random.Below(i)]);
 

@@ -37,7 +37,8 @@ struct PlannedShard {
   int index = 0;               // within its split
   int count = 0;               // shards in its split
   std::string file_name;       // "<split>-00003-of-00016.tfrecord"
-  std::vector<size_t> inputs;  // indices into InputList::images, in write order
+  std::vector<uint32_t> inputs;  // indices into the InputList, in write order (4 bytes
+                                 // each: 40 MB for ten million inputs)
   uint64_t input_bytes = 0;    // their file sizes added up
 };
 
@@ -51,7 +52,7 @@ struct ConvertPlan {
 //     the rest);
 //  3. per split, shards = max(min_shards, ceil(bytes / shard_bytes)); inputs are dealt
 //     out in contiguous runs of equal count (sizes differ by at most one).
-// `sizes[i]` is the file size of input i.
+// `sizes[i]` is the file size of input i. Throws Error above 2^32 - 1 inputs.
 ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>& sizes,
                             const PlanOptions& options);
 

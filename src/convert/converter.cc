@@ -94,6 +94,7 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
   for (const PlannedShard* shard : todo) {
     std::string shard_path = JoinPath(options.output, shard->file_name);
     ShardPart part;
+    std::map<int, uint64_t> per_class;
     std::vector<IndexEntry> index;
     {
       AtomicFileWriter file(shard_path, options.shard_opener);
@@ -108,7 +109,7 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
           index.push_back(writer.Write(result.example.record));
           ++part.records;
           part.restart_markers_added += result.example.restart_markers_added;
-          ++part.per_class[inputs.label(input)];
+          ++per_class[inputs.label(input)];
         } else {
           part.rejects.emplace_back(inputs.path(input), result.reject_reason);
         }
@@ -117,6 +118,7 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
         if (progress) progress(state);
       }
       writer.Close();
+      part.per_class.assign(per_class.begin(), per_class.end());
       part.bytes = writer.bytes_written();
       part.shard_crc32c = checksummed.crc32c();
       // The shard takes its final name last, so that a .tfrecord in the output always
