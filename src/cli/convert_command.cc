@@ -64,7 +64,9 @@ void AddConvertCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "convert", "Convert an image folder (one sub-folder per class) or a CSV/JSONL manifest "
                  "into sharded TFRecord files of tf.train.Example records");
-  cmd->add_option("--input", o.input, "Image folder or .csv/.jsonl manifest (path,label)")
+  cmd->add_option("--input", o.input, "Image folder, .csv/.jsonl manifest (path,label), or TFRecord data "
+                  "(a folder of shards in any layout --data reads, a file or a glob pattern), "
+                  "re-sharded split by split")
       ->required();
   cmd->add_option("--output", o.output, "Output folder")->required();
   cmd->add_option("--split", flags->split, "Splits and fractions, e.g. train=0.9,validation=0.1")

@@ -140,6 +140,12 @@ void CheckConvertOptions(const ConvertOptions& options) {
 
 PlannedConversion PlanConversion(const ConvertOptions& options, ThreadPool& pool) {
   PlannedConversion out;
+  if (IsRecordInput(options.input)) {
+    out.records = ListRecordInputs(options.input, pool, &out.inputs, &out.sizes);
+    out.plan = MakeRecordConvertPlan(out.records, out.sizes, options.plan);
+    out.plan_document = PlanDocument(options, out.inputs, out.sizes, out.plan);
+    return out;
+  }
   out.inputs = ListInputs(options.input);
   out.sizes.assign(out.inputs.size(), 0);
   ParallelFor(pool, out.inputs.size(), [&](size_t i) {

@@ -26,6 +26,7 @@
 
 #include "convert/convert_plan.h"
 #include "convert/converter.h"
+#include "convert/record_inputs.h"
 #include "pipeline/input_list.h"
 #include "util/thread_pool.h"
 
@@ -37,7 +38,8 @@ void CheckConvertOptions(const ConvertOptions& options);
 // The inputs of a conversion, their sizes, its plan and plan.json's document: what
 // every worker and the finalize step compute alike from the same options.
 struct PlannedConversion {
-  InputList inputs;
+  InputList inputs;             // for TFRecord input: one "FILE@OFFSET" per record
+  RecordInputs records;         // TFRecord input's records; empty for images
   std::vector<uint64_t> sizes;  // file size of each input (0 when unreadable)
   ConvertPlan plan;
   nlohmann::json plan_document;

@@ -79,8 +79,12 @@ std::string ShardFileName(const std::string& split, int index, int count) {
 
 ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>& sizes,
                             const PlanOptions& options) {
-  const size_t n = inputs.size();
-  if (sizes.size() != n) throw Error("internal: sizes do not match inputs");
+  if (sizes.size() != inputs.size()) throw Error("internal: sizes do not match inputs");
+  return MakeConvertPlan(sizes, options);
+}
+
+ConvertPlan MakeConvertPlan(const std::vector<uint64_t>& sizes, const PlanOptions& options) {
+  const size_t n = sizes.size();
   if (options.min_shards < 1) throw Error("--min-shards must be at least 1");
   if (options.shard_bytes == 0) throw Error("--shard-size must be positive");
 

@@ -55,6 +55,8 @@ struct ConvertPlan {
 // `sizes[i]` is the file size of input i. Throws Error above 2^32 - 1 inputs.
 ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>& sizes,
                             const PlanOptions& options);
+// The same for inputs known by their sizes only (input i has size sizes[i]).
+ConvertPlan MakeConvertPlan(const std::vector<uint64_t>& sizes, const PlanOptions& options);
 
 // "<split>-<index:05>-of-<count:05>.tfrecord".
 std::string ShardFileName(const std::string& split, int index, int count);

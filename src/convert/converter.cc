@@ -21,8 +21,30 @@ namespace {
 // One input's outcome: a record to write, or a reason to reject it.
 struct ItemResult {
   ImageExample example;
+  int label = 0;              // its class
   std::string reject_reason;  // empty when `example` is good
 };
+
+// Input `i`'s record: an image file's, or a TFRecord input's record re-made.
+ItemResult MakeItem(const PlannedConversion& conversion, size_t i, const InputImage& input,
+                    const ImageExampleOptions& options) {
+  ItemResult result;
+  try {
+    if (conversion.records.empty()) {
+      result.label = input.label;
+      result.example = MakeImageExample(input, conversion.inputs.class_names[input.label], options);
+    } else {
+      result.example = MakeRecordExample(conversion.records, i, input.name,
+                                         conversion.inputs.class_names, options, &result.label);
+    }
+  } catch (const pipeline::LabelOutOfRange&) {
+    throw;  // a wrong data set or label offset: stop, rejecting every record is no help
+  } catch (const std::exception& e) {
+    result.reject_reason = RejectReason(e, input.path);
+    if (result.reject_reason.empty()) result.reject_reason = "unknown error";
+  }
+  return result;
+}
 
 // 2. This worker's shards: those finished earlier are kept when resuming (counted in
 //    `summary`), the others are cleared of a killed run's leftovers and returned.
@@ -77,16 +99,9 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
         next_input = 0;
         continue;
       }
-      InputImage input = inputs.image(todo[next_shard]->inputs[next_input++]);
-      in_flight.push_back(pool.Submit([input = std::move(input), &inputs, &options] {
-        ItemResult result;
-        try {
-          result.example = MakeImageExample(input, inputs.class_names[input.label], options.image);
-        } catch (const std::exception& e) {
-          result.reject_reason = RejectReason(e, input.path);
-          if (result.reject_reason.empty()) result.reject_reason = "unknown error";
-        }
-        return result;
+      const size_t i = todo[next_shard]->inputs[next_input++];
+      in_flight.push_back(pool.Submit([i, input = inputs.image(i), &conversion, &options] {
+        return MakeItem(conversion, i, input, options.image);
       }));
     }
   };
@@ -109,7 +124,7 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
           index.push_back(writer.Write(result.example.record));
           ++part.records;
           part.restart_markers_added += result.example.restart_markers_added;
-          ++per_class[inputs.label(input)];
+          ++per_class[result.label];
         } else {
           part.rejects.emplace_back(inputs.path(input), result.reject_reason);
         }

@@ -45,20 +45,13 @@ ImageSize StoredSize(int width, int height, int max_resolution) {
 
 namespace {
 
-// An image as it goes into a record: the encoded bytes, what its header says, the
-// input's size in the same orientation, and whether restart markers were added.
-struct StoredImage {
-  std::string bytes;
-  ImageInfo info;
-  ImageSize original;
-  bool restart_markers_added = false;
-};
-
-// Reads and checks `path`; keeps a JPEG within options.max_resolution as it is and
-// re-encodes the rest (other formats; larger JPEGs, resized). Throws as MakeImageExample.
-StoredImage ReadOrReencodeImage(const std::string& path, const ImageExampleOptions& options) {
+// Checks `bytes` (`path` names them in errors); keeps a JPEG within
+// options.max_resolution as it is and re-encodes the rest (other formats; larger JPEGs,
+// resized). Throws as MakeImageExample.
+StoredImage CheckOrReencodeImage(std::string bytes, const std::string& path,
+                                 const ImageExampleOptions& options) {
   StoredImage out;
-  out.bytes = ReadFile(path);
+  out.bytes = std::move(bytes);
   out.info = ReadImageInfo(out.bytes, path, options.max_pixels);
   out.original = {out.info.width, out.info.height};
   const bool jpeg = out.info.format == ImageFormat::kJpeg;
@@ -88,11 +81,11 @@ StoredImage ReadOrReencodeImage(const std::string& path, const ImageExampleOptio
   return out;
 }
 
-// ReadOrReencodeImage's image, rewritten with options.jpeg_restart_interval's restart
-// markers when that is > 0 (the rewrite keeps the size, channels and EXIF orientation).
-// Throws as MakeImageExample.
-StoredImage ReadStoredImage(const std::string& path, const ImageExampleOptions& options) {
-  StoredImage out = ReadOrReencodeImage(path, options);
+}  // namespace
+
+StoredImage StoreImage(std::string bytes, const std::string& path,
+                       const ImageExampleOptions& options) {
+  StoredImage out = CheckOrReencodeImage(std::move(bytes), path, options);
   if (options.jpeg_restart_interval <= 0) return out;
   std::optional<std::string> marked =
       AddJpegRestartMarkers(out.bytes, path, options.jpeg_restart_interval, options.max_pixels);
@@ -103,26 +96,36 @@ StoredImage ReadStoredImage(const std::string& path, const ImageExampleOptions& 
   return out;
 }
 
-}  // namespace
-
-ImageExample MakeImageExample(const InputImage& input, const std::string& class_text,
-                              const ImageExampleOptions& options) {
-  StoredImage image = ReadStoredImage(input.path, options);
-  Example example;
-  Features* f = example.mutable_features();
+void SetImageFeatures(Features* f, const StoredImage& image, int label,
+                      const std::string& class_text, const ImageExampleOptions& options) {
+  auto& map = *f->mutable_feature();
+  for (const char* key : {image_keys::kEncoded, image_keys::kFormat, image_keys::kLabel,
+                          image_keys::kClassText, image_keys::kHeight, image_keys::kWidth,
+                          image_keys::kChannels, image_keys::kColorspace,
+                          image_keys::kOriginalHeight, image_keys::kOriginalWidth}) {
+    map.erase(key);
+  }
   AddBytesFeature(f, image_keys::kEncoded, image.bytes);
   AddBytesFeature(f, image_keys::kFormat, "JPEG");
-  AddInt64Feature(f, image_keys::kLabel, input.label);
+  AddInt64Feature(f, image_keys::kLabel, label);
   AddBytesFeature(f, image_keys::kClassText, class_text);
   AddInt64Feature(f, image_keys::kHeight, image.info.height);
   AddInt64Feature(f, image_keys::kWidth, image.info.width);
   AddInt64Feature(f, image_keys::kChannels, image.info.channels);
   AddBytesFeature(f, image_keys::kColorspace, image.info.colorspace);
-  AddBytesFeature(f, image_keys::kFilename, input.name);
   if (options.max_resolution > 0) {
     AddInt64Feature(f, image_keys::kOriginalHeight, image.original.height);
     AddInt64Feature(f, image_keys::kOriginalWidth, image.original.width);
   }
+}
+
+ImageExample MakeImageExample(const InputImage& input, const std::string& class_text,
+                              const ImageExampleOptions& options) {
+  StoredImage image = StoreImage(ReadFile(input.path), input.path, options);
+  Example example;
+  Features* f = example.mutable_features();
+  SetImageFeatures(f, image, input.label, class_text, options);
+  AddBytesFeature(f, image_keys::kFilename, input.name);
   return {SerializeExample(example), image.restart_markers_added};
 }
 

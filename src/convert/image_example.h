@@ -7,6 +7,7 @@
 
 #include "pipeline/input_list.h"
 #include "image/codec.h"
+#include "record/example.h"
 
 namespace imgpipe {
 
@@ -56,6 +57,28 @@ struct ImageSize {
 // the shorter one is scaled by the same factor, rounded to the nearest integer (at
 // least 1).
 ImageSize StoredSize(int width, int height, int max_resolution);
+
+// An image as it goes into a record: the encoded bytes, what its header says, the
+// input's size in the same orientation, and whether restart markers were added.
+struct StoredImage {
+  std::string bytes;
+  ImageInfo info;
+  ImageSize original;
+  bool restart_markers_added = false;
+};
+
+// The image `bytes` (read from `path`, which names them in errors) as a record stores
+// them: kept when a JPEG within options.max_resolution, else re-encoded at
+// options.jpeg_quality (resized to it); either then given restart markers when
+// options.jpeg_restart_interval > 0. Throws as MakeImageExample.
+StoredImage StoreImage(std::string bytes, const std::string& path,
+                       const ImageExampleOptions& options);
+
+// Sets imgpipe's image features of `f` (encoded, format, label, class text, height,
+// width, channels, colorspace, and the original size when options.max_resolution > 0),
+// replacing those keys' values and leaving every other feature as it is.
+void SetImageFeatures(Features* f, const StoredImage& image, int label,
+                      const std::string& class_text, const ImageExampleOptions& options);
 
 // A record for one input, and whether its JPEG was rewritten with restart markers.
 struct ImageExample {

@@ -118,12 +118,14 @@ DataLayout DetectLayout(const std::string& dir, const std::vector<TfRecordFile>&
   if (PathExists(JoinPath(dir, "dataset_info.json")) || std::regex_match(name, tfds_name)) {
     return DataLayout::kTfds;
   }
-  if (features.feature().count("image/class/synset") || std::regex_match(name, slim_name)) {
-    return DataLayout::kTfSlim;
-  }
+  // imgpipe's before TF-slim's: TF-slim shards re-converted by imgpipe keep their
+  // image/class/synset feature.
   if (std::regex_match(name, imgpipe_name) &&
       (PathExists(JoinPath(dir, "dataset.json")) || PathExists(JoinPath(dir, "labels.txt")))) {
     return DataLayout::kImgpipe;
+  }
+  if (features.feature().count("image/class/synset") || std::regex_match(name, slim_name)) {
+    return DataLayout::kTfSlim;
   }
   return DataLayout::kTfRecord;
 }
