@@ -3,6 +3,7 @@
 
 #include "convert/convert_output.h"
 #include "convert/converter.h"
+#include "record/crc32c.h"
 #include "record/crc32c_file.h"
 #include "record/index.h"
 #include "util/error.h"
@@ -19,27 +20,20 @@ std::string ShardProblem(const std::string& output, const PlannedShard& shard,
   if (!part) return "not finished (no shard, index or part file, or they disagree)";
   std::string path = JoinPath(output, shard.file_name);
   std::string index_path = IndexPathFor(path);
-  char detail[160];
+  const std::string index_text = ReadFile(index_path);  // read once: CRC and entries
   if (part->index_crc32c) {
-    uint32_t crc = FileCrc32c(index_path);
-    if (crc != *part->index_crc32c) {
-      std::snprintf(detail, sizeof(detail), "index CRC-32C %08x, recorded %08x", crc,
-                    *part->index_crc32c);
-      return std::string("changed since it was written: ") + detail;
-    }
+    std::string mismatch = Crc32cMismatch(crc32c::Value(index_text.data(), index_text.size()),
+                                          *part->index_crc32c);
+    if (!mismatch.empty()) return "changed since it was written: index " + mismatch;
   }
-  size_t entries = ReadIndexFile(index_path).size();
+  size_t entries = ParseIndex(index_text, index_path).size();
   if (entries != part->records) {
     return "its index has " + std::to_string(entries) + " entries for " +
            std::to_string(part->records) + " records";
   }
   if (part->shard_crc32c) {
-    uint32_t crc = FileCrc32c(path);
-    if (crc != *part->shard_crc32c) {
-      std::snprintf(detail, sizeof(detail), "CRC-32C %08x, recorded %08x", crc,
-                    *part->shard_crc32c);
-      return std::string("changed since it was written: ") + detail;
-    }
+    std::string mismatch = Crc32cMismatch(FileCrc32c(path), *part->shard_crc32c);
+    if (!mismatch.empty()) return "changed since it was written: " + mismatch;
   }
   return "";
 }

@@ -138,9 +138,7 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
       part.shard_crc32c = checksummed.crc32c();
       // The shard takes its final name last, so that a .tfrecord in the output always
       // has its index and part file, even when a write fails (e.g. a full disk).
-      std::string index_path = IndexPathFor(shard_path);
-      WriteIndexFile(index_path, index);
-      part.index_crc32c = FileCrc32c(index_path);
+      part.index_crc32c = WriteIndexFile(IndexPathFor(shard_path), index);
       WriteShardPart(options.output, *shard, part);
       file.Commit();
     }

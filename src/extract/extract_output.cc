@@ -178,7 +178,7 @@ std::optional<ShardResult> ExtractOutput::LoadFinishedShard(size_t index) const 
 void ExtractOutput::ClearShard(size_t index) const {
   RemoveFile(ShardRecordPath(dir_, index));
   RemoveTemporaries(JoinPath(dir_, kStateFolder), {NumberedName("shard", index, ".json")}, false);
-  RemoveTemporaries(dir_, {FeaturesFileName(index), IdsFileName(index), LabelsFileName(index)}, false);
+  RemoveTemporaries(dir_, ShardFileNames(index), false);
 }
 
 void ExtractOutput::WriteShard(const ShardResult& result, const ShardArrays& arrays) const {
@@ -189,19 +189,20 @@ void ExtractOutput::WriteShard(const ShardResult& result, const ShardArrays& arr
     throw Error(dir_ + ": shard " + std::to_string(result.index) + ": arrays do not hold " +
                 std::to_string(result.rows) + " rows");
   }
-  npy::WriteArray(JoinPath(dir_, FeaturesFileName(result.index)), descr, {result.rows, dimension},
-                  arrays.features);
+  // The arrays, and the CRC-32C of each as written (--finalize checks them).
+  json checksums = json::object();
+  checksums[FeaturesFileName(result.index)] =
+      npy::WriteArray(JoinPath(dir_, FeaturesFileName(result.index)), descr,
+                      {result.rows, dimension}, arrays.features);
   npy::UnicodeColumn ids = npy::EncodeUnicodeColumn(arrays.ids);
-  npy::WriteArray(JoinPath(dir_, IdsFileName(result.index)), ids.descr, {result.rows}, ids.data);
-  npy::WriteArray(JoinPath(dir_, LabelsFileName(result.index)), "<i8", {result.rows},
-                  std::string_view(reinterpret_cast<const char*>(arrays.labels.data()),
-                                   arrays.labels.size() * sizeof(int64_t)));
+  checksums[IdsFileName(result.index)] =
+      npy::WriteArray(JoinPath(dir_, IdsFileName(result.index)), ids.descr, {result.rows}, ids.data);
+  checksums[LabelsFileName(result.index)] =
+      npy::WriteArray(JoinPath(dir_, LabelsFileName(result.index)), "<i8", {result.rows},
+                      std::string_view(reinterpret_cast<const char*>(arrays.labels.data()),
+                                       arrays.labels.size() * sizeof(int64_t)));
   json failures = json::array();
   for (const RowFailure& f : result.failures) failures.push_back(FailureJson(f));
-  json checksums = json::object();
-  for (const std::string& name : ShardFileNames(result.index)) {
-    checksums[name] = FileCrc32c(JoinPath(dir_, name));
-  }
   json doc{{"shard", result.index},
            {"input", plan_.at("shards").at(result.index)},
            {"rows", result.rows},
@@ -221,13 +222,9 @@ std::string ExtractOutput::ShardProblem(size_t index) const {
   const json checksums = doc.value("crc32c", json::object());
   for (const std::string& name : ShardFileNames(index)) {
     if (!checksums.contains(name)) continue;
-    uint32_t crc = FileCrc32c(JoinPath(dir_, name));
-    uint32_t recorded = checksums.at(name).get<uint32_t>();
-    if (crc != recorded) {
-      char detail[96];
-      std::snprintf(detail, sizeof(detail), "CRC-32C %08x, recorded %08x", crc, recorded);
-      return name + " changed since it was written: " + detail;
-    }
+    std::string mismatch =
+        Crc32cMismatch(FileCrc32c(JoinPath(dir_, name)), checksums.at(name).get<uint32_t>());
+    if (!mismatch.empty()) return name + " changed since it was written: " + mismatch;
   }
   return "";
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "extract/npy_format.h"
+#include "record/crc32c_file.h"
 #include "util/error.h"
 #include "util/file.h"
 
@@ -243,17 +244,19 @@ ArrayInfo ReadHeader(const std::string& path) {
   return info;
 }
 
-void WriteArray(const std::string& path, std::string_view descr,
-                const std::vector<uint64_t>& shape, std::string_view data) {
+uint32_t WriteArray(const std::string& path, std::string_view descr,
+                    const std::vector<uint64_t>& shape, std::string_view data) {
   uint64_t expected = ElementCount(shape) * ItemBytes(descr);
   if (data.size() != expected) {
     throw Error(path + ": " + std::to_string(data.size()) + " bytes of data for an array of " +
                 std::to_string(expected) + " bytes");
   }
   AtomicFileWriter writer(path);
-  writer.file().Append(EncodeHeader(descr, shape));
-  writer.file().Append(data);
+  Crc32cWritableFile file(writer.file());
+  file.Append(EncodeHeader(descr, shape));
+  file.Append(data);
   writer.Commit();
+  return file.crc32c();
 }
 
 UnicodeColumn EncodeUnicodeColumn(const std::vector<std::string>& utf8_strings) {

@@ -35,8 +35,9 @@ ArrayInfo ReadHeader(const std::string& path);
 
 // Writes an array to `path` atomically (temporary name, fsync, rename). `data` holds
 // its elements in C order, little endian: product(shape) x ItemBytes(descr) bytes.
-void WriteArray(const std::string& path, std::string_view descr,
-                const std::vector<uint64_t>& shape, std::string_view data);
+// Returns the CRC-32C (unmasked) of the file's bytes.
+uint32_t WriteArray(const std::string& path, std::string_view descr,
+                    const std::vector<uint64_t>& shape, std::string_view data);
 
 // A column of strings as a fixed-width unicode array ('<UW', W = the longest string's
 // code points, at least 1): UTF-32LE code units, zero-padded. Bytes that are not

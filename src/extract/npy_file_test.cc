@@ -7,6 +7,7 @@
 
 #include "extract/extract_test_util.h"
 #include "extract/npy_format.h"
+#include "record/crc32c_file.h"
 #include "util/error.h"
 #include "util/file.h"
 
@@ -81,7 +82,9 @@ TEST(WriteArray, WritesAtomicallyAndReadHeaderChecksTheSize) {
   std::string dir = extract::FreshTestDir("npy_write");
   std::string path = JoinPath(dir, "a.npy");
   std::vector<int64_t> values = {1, -1, 1LL << 40};
-  WriteArray(path, "<i8", {3}, std::string_view(reinterpret_cast<const char*>(values.data()), 24));
+  uint32_t crc =
+      WriteArray(path, "<i8", {3}, std::string_view(reinterpret_cast<const char*>(values.data()), 24));
+  EXPECT_EQ(crc, FileCrc32c(path));  // of the bytes written, header included
   ArrayInfo info = ReadHeader(path);
   EXPECT_EQ(info.shape, std::vector<uint64_t>{3});
   EXPECT_EQ(FileSize(path), info.data_offset + 24);

@@ -1,5 +1,6 @@
 #include "record/crc32c_file.h"
 
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -21,6 +22,13 @@ uint32_t FileCrc32c(const std::string& path) {
     if (n < buffer.size()) break;
   }
   return crc;
+}
+
+std::string Crc32cMismatch(uint32_t crc, uint32_t recorded) {
+  if (crc == recorded) return "";
+  char detail[64];
+  std::snprintf(detail, sizeof(detail), "CRC-32C %08x, recorded %08x", crc, recorded);
+  return detail;
 }
 
 }  // namespace imgpipe

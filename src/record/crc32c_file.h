@@ -34,4 +34,8 @@ class Crc32cWritableFile : public WritableFile {
 // CRC-32C (unmasked) of the whole file at `path`; throws IoError when it cannot be read.
 uint32_t FileCrc32c(const std::string& path);
 
+// "" when `crc` is `recorded`, else "CRC-32C xxxxxxxx, recorded yyyyyyyy": what
+// --finalize reports of a file changed since it was written.
+std::string Crc32cMismatch(uint32_t crc, uint32_t recorded);
+
 }  // namespace imgpipe

@@ -41,6 +41,11 @@ TEST(Crc32cFile, WriterAndReaderAgreeWithTheCrcOfTheBytes) {
   EXPECT_NE(FileCrc32c(path), crc32c::Value(bytes.data(), bytes.size()));
 }
 
+TEST(Crc32cFile, MismatchNamesBothValues) {
+  EXPECT_EQ(Crc32cMismatch(0x1234abcd, 0x1234abcd), "");
+  EXPECT_EQ(Crc32cMismatch(0x0000abcd, 0x1234abcd), "CRC-32C 0000abcd, recorded 1234abcd");
+}
+
 TEST(Crc32cFile, EmptyAndMissingFiles) {
   const std::string path = testing::TempDir() + "crc32c_empty.bin";
   WriteFileAtomic(path, "");

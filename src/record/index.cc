@@ -1,5 +1,6 @@
 #include "record/index.h"
 
+#include "record/crc32c.h"
 #include "record/tfrecord_format.h"
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
@@ -87,8 +88,10 @@ std::vector<IndexEntry> ReadIndexFile(const std::string& path) {
   return ParseIndex(ReadFile(path), path);
 }
 
-void WriteIndexFile(const std::string& path, const std::vector<IndexEntry>& entries) {
-  WriteFileAtomic(path, FormatIndex(entries));
+uint32_t WriteIndexFile(const std::string& path, const std::vector<IndexEntry>& entries) {
+  const std::string text = FormatIndex(entries);
+  WriteFileAtomic(path, text);
+  return crc32c::Value(text.data(), text.size());
 }
 
 std::vector<IndexEntry> BuildIndex(const std::string& tfrecord_path) {

@@ -29,8 +29,9 @@ std::string FormatIndex(const std::vector<IndexEntry>& entries);
 std::vector<IndexEntry> ParseIndex(std::string_view text, const std::string& path);
 
 std::vector<IndexEntry> ReadIndexFile(const std::string& path);
-// Writes atomically (temporary name, then rename).
-void WriteIndexFile(const std::string& path, const std::vector<IndexEntry>& entries);
+// Writes atomically (temporary name, then rename); returns the CRC-32C (unmasked) of
+// the bytes written.
+uint32_t WriteIndexFile(const std::string& path, const std::vector<IndexEntry>& entries);
 
 // Scans an uncompressed TFRecord file and returns one entry per record, checking the
 // length CRC (not the data CRC); throws DataError on corruption.

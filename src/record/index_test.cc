@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "record/crc32c_file.h"
 #include "record/record_test_util.h"
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
@@ -72,8 +73,9 @@ TEST(IndexTest, WritesAndReadsFiles) {
   TempDir dir;
   std::string path = dir.File("a.idx");
   std::vector<IndexEntry> entries = {{0, 20}, {20, 16}};
-  WriteIndexFile(path, entries);
+  uint32_t crc = WriteIndexFile(path, entries);
   EXPECT_EQ(ReadFile(path), "0 20\n20 16\n");
+  EXPECT_EQ(crc, FileCrc32c(path));  // of the bytes written
   EXPECT_EQ(ReadIndexFile(path), entries);
   EXPECT_TRUE(ListDirectory(dir.path()) == std::vector<std::string>{"a.idx"});
   WriteRaw(path, "0 20\n21 16\n");
