@@ -62,8 +62,8 @@ void AddConvertCommand(CLI::App& app) {
   auto flags = std::make_shared<ConvertFlags>();
   ConvertOptions& o = flags->options;
   CLI::App* cmd = app.add_subcommand(
-      "convert", "Convert an image folder (one sub-folder per class) or a CSV/JSONL manifest "
-                 "into sharded TFRecord files of tf.train.Example records");
+      "convert", "Convert an image folder (one sub-folder per class), a CSV/JSONL manifest or "
+                 "TFRecord data into sharded TFRecord files of tf.train.Example records");
   cmd->add_option("--input", o.input, "Image folder, .csv/.jsonl manifest (path,label), or TFRecord data "
                   "(a folder of shards in any layout --data reads, a file or a glob pattern), "
                   "re-sharded split by split")

@@ -83,7 +83,7 @@ ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>
   return MakeConvertPlan(sizes, options);
 }
 
-ConvertPlan MakeConvertPlan(const std::vector<uint64_t>& sizes, const PlanOptions& options) {
+ConvertPlan MakeConvertPlan(std::span<const uint64_t> sizes, const PlanOptions& options) {
   const size_t n = sizes.size();
   if (options.min_shards < 1) throw Error("--min-shards must be at least 1");
   if (options.shard_bytes == 0) throw Error("--shard-size must be positive");

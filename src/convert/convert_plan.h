@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,7 @@ struct ConvertPlan {
 ConvertPlan MakeConvertPlan(const InputList& inputs, const std::vector<uint64_t>& sizes,
                             const PlanOptions& options);
 // The same for inputs known by their sizes only (input i has size sizes[i]).
-ConvertPlan MakeConvertPlan(const std::vector<uint64_t>& sizes, const PlanOptions& options);
+ConvertPlan MakeConvertPlan(std::span<const uint64_t> sizes, const PlanOptions& options);
 
 // "<split>-<index:05>-of-<count:05>.tfrecord".
 std::string ShardFileName(const std::string& split, int index, int count);

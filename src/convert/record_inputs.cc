@@ -14,25 +14,18 @@
 namespace imgpipe {
 namespace {
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// A record's file as it is named in its inputs' names: relative to the input folder.
-std::string FileName(const std::string& input, const std::string& path) {
-  if (IsDirectory(input) && path.compare(0, input.size(), input) == 0) {
-    return JoinPath("", path.substr(input.size() + (input.back() == '/' ? 0 : 1)));
-  }
-  return BaseName(path);
+// The split names, "a, b": for messages.
+std::string SplitList(const RecordInputs& records) {
+  std::string names;
+  for (const std::string& s : records.split_names) names += (names.empty() ? "" : ", ") + s;
+  return names;
 }
 
 }  // namespace
 
 bool IsRecordInput(const std::string& input) {
   if (IsDirectory(input)) return !pipeline::FindTfRecordFiles(input).empty();
-  for (const char* manifest : {".csv", ".jsonl", ".json"}) {
-    if (EndsWith(input, manifest)) return false;
-  }
+  if (IsManifestPath(input)) return false;
   if (PathExists(input)) {
     if (!pipeline::HasTfRecordFrame(input)) {
       throw Error(input + ": not an image folder, a manifest (.csv, .jsonl, .json) or a "
@@ -72,7 +65,11 @@ RecordInputs ListRecordInputs(const std::string& input, ThreadPool& pool, InputL
     const std::string& split = source.files[f].split;
     files_of_split[split.empty() ? "train" : split].push_back(static_cast<uint32_t>(f));
   }
-  *list = InputList(IsDirectory(input) ? input : DirName(source.files.front().path));
+  // A folder's files (TFRecord files directly in it) are named by their file names, as
+  // an image folder's images are by their relative paths; a file's or a pattern's by
+  // their paths, which may lie in several folders.
+  const bool folder = IsDirectory(input);
+  *list = InputList(folder ? input : "");
   list->class_names = source.class_names;
   if (list->class_names.empty()) {
     for (int64_t i = 0; i < source.schema.num_classes; ++i) {
@@ -84,7 +81,8 @@ RecordInputs ListRecordInputs(const std::string& input, ThreadPool& pool, InputL
     records.split_names.push_back(split);
     records.split_begin.push_back(records.file.size());
     for (uint32_t f : files) {
-      const std::string name = FileName(input, source.files[f].path);
+      const std::string& path = source.files[f].path;
+      const std::string name = folder ? BaseName(path) : path;
       for (const IndexEntry& e : entries[f]) {
         records.file.push_back(f);
         records.offset.push_back(e.offset);
@@ -101,14 +99,7 @@ RecordInputs ListRecordInputs(const std::string& input, ThreadPool& pool, InputL
 ConvertPlan MakeRecordConvertPlan(const RecordInputs& records, const std::vector<uint64_t>& sizes,
                                   const PlanOptions& options) {
   if (options.splits.size() != 1 || options.splits[0].name != "train") {
-    throw Error("--split: TFRecord input keeps its own splits (" +
-                [&] {
-                  std::string names;
-                  for (const std::string& s : records.split_names) {
-                    names += (names.empty() ? "" : ", ") + s;
-                  }
-                  return names;
-                }() +
+    throw Error("--split: TFRecord input keeps its own splits (" + SplitList(records) +
                 "); --split divides image folders and manifests");
   }
   ConvertPlan plan;
@@ -116,10 +107,7 @@ ConvertPlan MakeRecordConvertPlan(const RecordInputs& records, const std::vector
     const size_t begin = records.split_begin[k], end = records.split_begin[k + 1];
     PlanOptions one = options;
     one.splits = {{records.split_names[k], 1.0}};
-    ConvertPlan part = MakeConvertPlan(
-        std::vector<uint64_t>(sizes.begin() + static_cast<ptrdiff_t>(begin),
-                              sizes.begin() + static_cast<ptrdiff_t>(end)),
-        one);
+    ConvertPlan part = MakeConvertPlan(std::span(sizes).subspan(begin, end - begin), one);
     for (PlannedShard& shard : part.shards) {
       for (uint32_t& input : shard.inputs) input += static_cast<uint32_t>(begin);
       plan.shards.push_back(std::move(shard));

@@ -34,7 +34,8 @@ bool IsRecordInput(const std::string& input);
 
 // Resolves `input`, lists every record of every file (from its .idx file, else by a
 // scan of its framing, on `pool`), files split by split. Fills `list` with one entry per
-// record, named "FILE@OFFSET" (FILE relative to the input folder), label 0 (a record's
+// record, named "FILE@OFFSET" (FILE: its name in the input folder; the file's path when
+// `input` is a file or a pattern), label 0 (a record's
 // class is read when it is converted) and the data set's class names, and `sizes` with
 // each record's size. Throws Error for compressed or unlabelled data.
 RecordInputs ListRecordInputs(const std::string& input, ThreadPool& pool, InputList* list,

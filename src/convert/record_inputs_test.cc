@@ -179,6 +179,40 @@ TEST(RecordInputs, ACorruptRecordIsRejectedWithItsFileAndOffset) {
   EXPECT_NE(rejects.find("data CRC mismatch"), std::string::npos) << rejects;
 }
 
+TEST(RecordInputs, AGlobPatternConvertsTheFilesItMatches) {
+  std::string out = FreshDir("glob");
+  ConvertSummary summary = RunConvert(Options(kSlim + "/train-*", out));
+  ASSERT_TRUE(summary.complete);
+  uint64_t train_records = 0;
+  for (const auto& [split, e] : Records(kSlim)) train_records += split == "train";
+  EXPECT_EQ(summary.written, train_records);
+  for (const ShardSummary& s : summary.shards) EXPECT_EQ(s.split, "train");
+  // A pattern may match files of several folders: each record is named by its file's
+  // path (here in rejects.csv, one corrupt record in each folder).
+  std::string root = FreshDir("glob_folders");
+  std::vector<pipeline::TfRecordFile> train;
+  for (const pipeline::TfRecordFile& f : pipeline::FindTfRecordFiles(kSlim)) {
+    if (f.split == "train") train.push_back(f);
+  }
+  ASSERT_EQ(train.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    std::string bytes = ReadFile(train[i].path);
+    bytes[bytes.size() / 2] ^= 0x20;
+    std::string folder = JoinPath(root, i == 0 ? "a" : "b");
+    MakeDirectories(folder);
+    WriteFileAtomic(JoinPath(folder, BaseName(train[i].path)), bytes);
+  }
+  std::string corrupt_out = FreshDir("glob_folders_out");
+  ConvertSummary corrupt = RunConvert(Options(root + "/*/train-*", corrupt_out));
+  ASSERT_TRUE(corrupt.complete);
+  EXPECT_EQ(corrupt.rejected, 2u);
+  std::string rejects = ReadFile(JoinPath(corrupt_out, "rejects.csv"));
+  for (size_t i = 0; i < 2; ++i) {
+    std::string path = JoinPath(JoinPath(root, i == 0 ? "a" : "b"), BaseName(train[i].path));
+    EXPECT_NE(rejects.find(path + "@"), std::string::npos) << rejects;
+  }
+}
+
 TEST(RecordInputs, SplitOptionAndCompressedFilesAreRefused) {
   ConvertOptions o = Options(kSlim, FreshDir("split"));
   o.plan.splits = {{"train", 0.5}, {"validation", 0.5}};

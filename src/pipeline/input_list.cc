@@ -72,10 +72,6 @@ bool ParseNonNegativeInt(std::string_view text, int* value) {
   return ec == std::errc() && end == text.data() + text.size() && *value >= 0;
 }
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 std::string_view Trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t\r");
   if (b == std::string_view::npos) return {};
@@ -343,11 +339,15 @@ InputList ParseManifest(std::string_view text, bool is_csv, const std::string& b
   return parser.Finish();
 }
 
+bool IsManifestPath(std::string_view path) {
+  return path.ends_with(".csv") || path.ends_with(".jsonl") || path.ends_with(".json");
+}
+
 InputList ReadManifest(const std::string& manifest_path) {
-  bool is_csv = EndsWith(manifest_path, ".csv");
-  if (!is_csv && !EndsWith(manifest_path, ".jsonl") && !EndsWith(manifest_path, ".json")) {
+  if (!IsManifestPath(manifest_path)) {
     throw Error(manifest_path + ": unknown manifest type (expected .csv, .jsonl or .json)");
   }
+  const bool is_csv = manifest_path.ends_with(".csv");
   std::unique_ptr<SequentialFile> file = OpenSequentialFile(manifest_path);
   ManifestParser parser(is_csv, DirName(manifest_path), manifest_path);
   std::string piece(4 << 20, '\0');

@@ -79,6 +79,9 @@ InputList ReadManifest(const std::string& manifest_path);
 InputList ParseManifest(std::string_view text, bool is_csv, const std::string& base_dir,
                         const std::string& path, size_t piece_bytes = SIZE_MAX);
 
+// Whether `path` names a manifest ReadManifest reads: it ends in .csv, .jsonl or .json.
+bool IsManifestPath(std::string_view path);
+
 // ListImageFolder for a folder, ReadManifest for a file.
 InputList ListInputs(const std::string& input);
 
