@@ -1,13 +1,16 @@
 # The README's two set-up commands: `make demo` and `make test`. Both install missing
-# Debian packages first (scripts/install-deps.sh), then build in build/: `make test`
-# every target, `make demo` only the ones scripts/demo.sh runs (DEMO_TARGETS), so a
-# fresh clone's demo does not wait for the tests' build (a later `make test` builds
-# the rest).
+# Debian packages first (scripts/install-deps.sh; the demo only the build's, not the
+# tests'), then build in build/: `make test` every target, `make demo` only the ones
+# scripts/demo.sh runs (DEMO_TARGETS), so a fresh clone's demo does not wait for the
+# tests' build (a later `make test` installs and builds the rest).
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # What scripts/demo.sh runs: the imgpipe binary (its train step is libtorch's, built in).
 DEMO_TARGETS ?= imgpipe
+
+# Configures $(BUILD) unless it is configured already.
+CONFIGURE = [ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
 .PHONY: all deps build test demo bench clean fuzz
 
@@ -16,16 +19,17 @@ all: build
 deps:
 	bash scripts/install-deps.sh
 
-$(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
-
-build: deps $(BUILD)/CMakeCache.txt
+build: deps
+	$(CONFIGURE)
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-demo: deps $(BUILD)/CMakeCache.txt
+# The demo installs only the build's packages (install-deps.sh --demo), not the tests'.
+demo:
+	bash scripts/install-deps.sh --demo
+	$(CONFIGURE)
 	cmake --build $(BUILD) -j $(JOBS) --target $(DEMO_TARGETS)
 	bash scripts/demo.sh $(BUILD)
 

@@ -18,8 +18,10 @@ the Python loader with start_ahead=False (each epoch's pipeline started when ask
 """
 import argparse
 import itertools
+import json
 import os
 import statistics
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -44,7 +46,20 @@ def python_loader_rate(shards, threads, batch_size, seconds, warmup, start_ahead
         return images_per_s(batch_sizes(), seconds, warmup)
 
 
+def python_loader_rate_in_process(shards, threads, batch_size, seconds, warmup, start_ahead=True):
+    """python_loader_rate measured in a fresh Python process, as `imgpipe bench` runs in
+    a fresh process each round: a training script's process does not carry the heap and
+    threads that the DataLoader rounds leave in this one."""
+    args = json.dumps([shards, threads, batch_size, seconds, warmup, start_ahead])
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one-round", args],
+                         check=True, capture_output=True, text=True).stdout
+    return float(out)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--one-round":  # python_loader_rate_in_process's child
+        print(python_loader_rate(*json.loads(sys.argv[2])))
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--images", required=True, help="image folder, one sub-folder per class")
     parser.add_argument("--shards", required=True, help="imgpipe convert's shards of the same images")
@@ -64,7 +79,7 @@ def main():
 
     cores = args.threads or len(os.sched_getaffinity(0))
     runs = {
-        "imgpipe.torch.Loader (shards)": lambda: python_loader_rate(
+        "imgpipe.torch.Loader (shards)": lambda: python_loader_rate_in_process(
             args.shards, args.threads, args.batch_size, args.seconds, args.warmup),
         "imgpipe bench (shards)": lambda: imgpipe_rate(
             args.imgpipe, args.shards, "train", cores, args.batch_size, args.seconds, args.warmup),
@@ -75,7 +90,7 @@ def main():
             ["--endless"]),
     }
     if args.compare_start_ahead:
-        runs["imgpipe.torch.Loader start_ahead=False"] = lambda: python_loader_rate(
+        runs["imgpipe.torch.Loader start_ahead=False"] = lambda: python_loader_rate_in_process(
             args.shards, args.threads, args.batch_size, args.seconds, args.warmup, start_ahead=False)
     names = list(runs)
     rates = {name: [] for name in names}

@@ -119,16 +119,32 @@ echo "== imgpipe.torch.Loader vs imgpipe bench vs PyTorch DataLoader (same image
 PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "$imgpipe" \
   --name "397 real ImageNet photos (hymenoptera)" \
   --images "$work/hymenoptera" --shards "$work/hymenoptera-shards"
-for class in ants bees; do
-  mkdir -p "$work/hymenoptera-x10/$class"
+# The hymenoptera photos repeated as links (copy K of photo P: K_P) in $1, at most $2
+# of them, then converted into $1-shards of at least $3 shards.
+repeated_photos() {
+  local out=$1 limit=$2 shards=$3 n=0 copy class f
   for copy in 0 1 2 3 4 5 6 7 8 9; do
-    for f in "$work/hymenoptera/$class"/*; do
-      ln -s "$(readlink "$f")" "$work/hymenoptera-x10/$class/${copy}_$(basename "$f")"
+    for class in ants bees; do
+      mkdir -p "$out/$class"
+      for f in "$work/hymenoptera/$class"/*; do
+        [ $n -lt "$limit" ] || break 3
+        ln -s "$(readlink "$f")" "$out/$class/${copy}_$(basename "$f")"
+        n=$((n + 1))
+      done
     done
   done
+  "$imgpipe" convert --input "$out" --output "$out-shards" --min-shards "$shards" \
+    --jpeg-restart-interval 0 >/dev/null
+}
+# ~1,000 photos in 8 shards, 15 batches of 64 an epoch (issue 22's second set), with the
+# threads set to the core count and left at the loader's default.
+repeated_photos "$work/hymenoptera-1000" 1000 8
+for threads in "$(nproc)" 0; do
+  PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "$imgpipe" \
+    --threads "$threads" --name "1,000 real photos (hymenoptera repeated), 8 shards" \
+    --images "$work/hymenoptera-1000" --shards "$work/hymenoptera-1000-shards"
 done
-"$imgpipe" convert --input "$work/hymenoptera-x10" --output "$work/hymenoptera-x10-shards" \
-  --min-shards 8 --jpeg-restart-interval 0 >/dev/null
+repeated_photos "$work/hymenoptera-x10" 3970 8
 PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "$imgpipe" \
   --name "the 397 hymenoptera photos x 10 (3,970 per epoch)" \
   --images "$work/hymenoptera-x10" --shards "$work/hymenoptera-x10-shards"

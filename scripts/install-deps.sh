@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages imgpipe builds and tests with. Idempotent: packages that
 # are already installed are left alone, and apt-get runs only when something is missing.
-#   scripts/install-deps.sh          what `make test` and `make demo` need (libtorch for
-#                                    training; Python's torch and torchvision, which tests
-#                                    compare against; pybind11 and pytest for the Python
-#                                    package in python/; slurm-wlm and munge for the
-#                                    one-node Slurm cluster of the Slurm template tests,
-#                                    scripts/slurm_cluster.sh)
-#   scripts/install-deps.sh --bench  the same (kept for bench/compare_torch.py's docs)
+#   scripts/install-deps.sh          what `make test` needs: the build's packages (libtorch
+#                                    for training, pybind11 for the Python package), and
+#                                    the tests' (Python's torch and torchvision, which
+#                                    tests compare against; pytest and venv for the Python
+#                                    package; clang for the fuzzers; slurm-wlm and munge
+#                                    for the one-node Slurm cluster of the Slurm template
+#                                    tests, scripts/slurm_cluster.sh)
+#   scripts/install-deps.sh --demo   the build's packages only: what `make demo` needs, so
+#                                    a fresh machine's first run downloads less
+#   scripts/install-deps.sh --bench  the same as no option (kept for compare_torch.py's docs)
 set -euo pipefail
 
+# What the build needs (make demo builds the imgpipe binary with these).
 packages=(
   build-essential cmake pkg-config make bc ccache
   zlib1g-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libgif-dev libstb-dev libheif-dev
@@ -17,11 +21,17 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libtorch-dev libgloo-dev libgoogle-perftools-dev
+  pybind11-dev python3-pybind11
+)
+# What the tests need besides.
+test_packages=(
   clang libclang-rt-14-dev
-  libtorch-dev libgloo-dev libgoogle-perftools-dev python3-torch python3-torchvision
-  pybind11-dev python3-pybind11 python3-pytest python3-venv python3-wheel python3-pip python3-setuptools
+  python3-torch python3-torchvision
+  python3-pytest python3-venv python3-wheel python3-pip python3-setuptools
   slurm-wlm munge
 )
+[ "${1:-}" = "--demo" ] || packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do

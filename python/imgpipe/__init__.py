@@ -62,11 +62,18 @@ class Loader(_imgpipe.Loader):
     boundary; the batches are the same either way. shuffle: None shuffles for the train
     preset only. stand_ins=False drops a record that fails to decode instead.
     decode_threads: threads that decode (0: autotuned within `threads`).
+    mixup_alpha, cutmix_alpha (default 0: off): torchvision's batch mixing, one draw per
+    batch (seeded by seed, epoch, batch index and rank; state_dict needs nothing more):
+    batch.mix says {'kind', 'lambda', 'box'} and batch.mix_lambda the weight of the
+    samples' own labels; the partners' labels are batch.labels rolled by one. float32
+    batches come mixed; uint8 ones are to be mixed after normalising
+    (imgpipe.torch.mix_images). imgpipe.torch.Loader yields mixed one-hot targets.
     tune_malloc (default True): glibc malloc keeps large buffers on its heap and freed
     memory for reuse (imgpipe.tune_malloc_for_large_buffers(), as the imgpipe binary
-    does: mmap only above 1 GiB, trim above 1 GiB), instead of mapping, faulting in and
-    unmapping every record and decoded image, and the shuffle buffer's pages every
-    epoch: 1.3-1.4x the images/s here (docs/benchmarks.md). It is process-wide: the
+    does: mmap only above 1 GiB, trim above 1 GiB, one arena for the threads started
+    from then on), instead of mapping, faulting in and unmapping every record and
+    decoded image, and the shuffle buffer's pages every epoch: 1.3-1.4x the images/s
+    here, and one arena another 1.09x (docs/benchmarks.md). It is process-wide: the
     process then returns freed memory to the OS only above 1 GiB; False leaves malloc
     as it is (or preload tcmalloc or jemalloc, which need no tuning).
     Options are checked as Python checks arguments: an unknown keyword or a value of

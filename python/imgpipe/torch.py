@@ -12,7 +12,13 @@ Why staging buffers and not cudaHostRegister on the loader's buffers: those buff
 belong to the C++ pipeline's buffer pool, which reuses and frees them when Python no
 longer holds the batch; registering each one costs about what copying it does and it
 would have to be unregistered before C++ frees it, which Python cannot see. Two pinned
-buffers allocated once cost one host memcpy per batch and nothing else."""
+buffers allocated once cost one host memcpy per batch and nothing else.
+
+With mixup_alpha or cutmix_alpha > 0 the loader yields (images, targets): targets are
+torchvision's mixed one-hot targets, float32 N x num_classes, built from the batch's
+labels and its draw (batch.mix, one draw per batch from the C++ loader): float32 batches
+come mixed from C++, uint8 ones are mixed here on the device after normalising
+(mix_images), with the same draw."""
 
 import base64
 
@@ -23,7 +29,7 @@ from imgpipe import Loader as _HostLoader
 from imgpipe import _imgpipe
 from imgpipe.errors import Error
 
-__all__ = ["Loader", "batch_tensors", "normalize", "preset_mean_std"]
+__all__ = ["Loader", "batch_tensors", "mix_images", "mix_targets", "normalize", "preset_mean_std"]
 
 
 def preset_mean_std(preset):
@@ -45,6 +51,36 @@ def normalize(images, mean, std):
     std = torch.as_tensor(std, dtype=torch.float32, device=images.device).view(1, 3, 1, 1)
     out = images.permute(0, 3, 1, 2).to(torch.float32).div_(255.0)
     return out.sub_(mean).div_(std).contiguous()
+
+
+def mix_images(images, mix):
+    """Applies a batch's draw (imgpipe.Batch.mix; None: nothing) in place to float
+    N x C x H x W `images` on any device, as torchvision's RandomMixup / RandomCutmix do
+    with the partner of sample i being sample i - 1 (roll(1, 0)); returns `images`. The
+    C++ loader does the same to float32 batches."""
+    if mix is None or mix["kind"] == "none":
+        return images
+    rolled = images.roll(1, 0)
+    if mix["kind"] == "mixup":
+        rolled.mul_(1.0 - mix["lambda"])
+        return images.mul_(mix["lambda"]).add_(rolled)
+    y0, y1, x0, x1 = mix["box"]
+    images[:, :, y0:y1, x0:x1] = rolled[:, :, y0:y1, x0:x1]
+    return images
+
+
+def mix_targets(labels, mix, num_classes):
+    """float32 N x num_classes targets of int64 `labels` under a batch's draw (None:
+    one-hot): lambda * one_hot(labels) + (1 - lambda) * one_hot(labels.roll(1, 0)), as
+    torchvision's reference makes them; rows sum to 1."""
+    if labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= num_classes):
+        raise Error(f"imgpipe.torch: labels must be in [0, {num_classes}) to make mixed targets "
+                    f"(got {int(labels.min())}..{int(labels.max())}); pass num_classes=")
+    targets = torch.nn.functional.one_hot(labels, num_classes).to(torch.float32)
+    if mix is None or mix["kind"] == "none":
+        return targets
+    rolled = targets.roll(1, 0).mul_(1.0 - mix["lambda"])
+    return targets.mul_(mix["lambda"]).add_(rolled)
 
 
 def batch_tensors(batch):
@@ -75,7 +111,7 @@ class _Pending:
 
     def __init__(self, images, labels, ready, host):
         self.images, self.labels, self.ready = images, labels, ready
-        self.host = host  # (images, labels) on the host, for state_dict
+        self.host = host  # (images, labels, mix) on the host, for state_dict
 
 
 class _CudaFeeder:
@@ -105,7 +141,7 @@ class _CudaFeeder:
         """Stages host (images, labels) and starts their copy: a _Pending (None for None)."""
         if host is None:
             return None
-        images, labels = host
+        images, labels, _ = host
         pinned_images, pinned_labels, event = self._slot(images, labels)
         staged_images = pinned_images[:images.numel()].view(images.shape)
         staged_labels = pinned_labels[:labels.numel()].view(labels.shape)
@@ -129,16 +165,19 @@ class _CudaFeeder:
         return images, pending.labels
 
 
-def _encode_host_batch(images, labels):
+def _encode_host_batch(images, labels, mix):
     return {"images": base64.b64encode(images.numpy().tobytes()).decode("ascii"),
             "images_shape": list(images.shape), "images_dtype": str(images.numpy().dtype),
-            "labels": base64.b64encode(labels.numpy().tobytes()).decode("ascii")}
+            "labels": base64.b64encode(labels.numpy().tobytes()).decode("ascii"),
+            "mix": None if mix is None else {**mix, "box": list(mix["box"])}}
 
 
 def _decode_host_batch(saved):
     images = np.frombuffer(base64.b64decode(saved["images"]), dtype=saved["images_dtype"])
     labels = np.frombuffer(base64.b64decode(saved["labels"]), dtype=np.int64)
-    return (torch.from_numpy(images.reshape(saved["images_shape"]).copy()), torch.from_numpy(labels.copy()))
+    mix = saved.get("mix")
+    return (torch.from_numpy(images.reshape(saved["images_shape"]).copy()), torch.from_numpy(labels.copy()),
+            None if mix is None else {**mix, "box": tuple(mix["box"])})
 
 
 class Loader:
@@ -151,9 +190,14 @@ class Loader:
     the bytes and normalises on the device). imgpipe.Error when CUDA is unavailable.
     len, set_epoch, state_dict, load_state_dict, stats, report, close and `with` are
     imgpipe.Loader's; on CUDA state_dict also keeps the batch copied ahead, so a resumed
-    loader yields exactly the batches the saved one had not yielded."""
+    loader yields exactly the batches the saved one had not yielded.
+    mixup_alpha / cutmix_alpha > 0 (imgpipe.Loader's options): (images, targets), targets
+    float32 N x num_classes (torchvision's mixed one-hot targets; see mix_targets);
+    num_classes defaults to len(loader.class_names) and is required when those are
+    unknown. layout="uint8" with mixing needs a CUDA device (the images are mixed after
+    normalising there)."""
 
-    def __init__(self, data, *, device=None, **options):
+    def __init__(self, data, *, device=None, num_classes=None, **options):
         self._device = _device_of(device)
         self._loader = _HostLoader(data, **options)
         defaults = _HostLoader.defaults()
@@ -161,13 +205,31 @@ class Loader:
         self._preset = options.get("preset", defaults["preset"])
         self._pending = None     # a batch copied ahead (CUDA)
         self._restored = None    # a pending host batch from load_state_dict
+        self._num_classes = None  # set when mixing: targets are yielded instead of labels
+        if any(options.get(k, defaults[k]) > 0 for k in ("mixup_alpha", "cutmix_alpha")):
+            self._num_classes = self._classes_for_targets(num_classes)
+            if self._layout == "uint8" and self._device is None:
+                self._loader.close()
+                raise Error("imgpipe.torch.Loader: mixing uint8 batches happens after normalising on the "
+                            "device: use device='cuda', or layout='float32' (mixed in C++)")
+
+    def _classes_for_targets(self, num_classes):
+        """num_classes, else the data's class count; Error when neither is known."""
+        if num_classes is None:
+            num_classes = len(self._loader.class_names)
+        if not isinstance(num_classes, int) or num_classes < 2:
+            self._loader.close()
+            raise Error("imgpipe.torch.Loader: mixup/cutmix targets need num_classes= (an int >= 2) when "
+                        f"the data names no classes (got {num_classes!r})")
+        return num_classes
 
     def __len__(self):
         return len(self._loader)
 
     def __iter__(self):
         if self._device is None:
-            yield from self._host_batches()
+            for images, labels, mix in self._host_batches():
+                yield self._output(images, labels, mix)
             return
         feeder = _CudaFeeder(self._device, preset_mean_std(self._preset) if self._layout == "uint8" else None)
         hosts = self._host_batches()
@@ -175,16 +237,26 @@ class Loader:
         while self._pending is not None:
             current = self._pending
             self._pending = feeder.start(next(hosts, None))  # one ahead: its copy overlaps this batch's use
-            yield feeder.finish(current)
+            images, labels = feeder.finish(current)
+            mix = current.host[2]
+            if self._layout == "uint8":  # float32 batches come mixed from C++
+                mix_images(images, mix)
+            yield self._output(images, labels, mix)
+
+    def _output(self, images, labels, mix):
+        """(images, labels), or (images, mixed targets) when mixing is on."""
+        if self._num_classes is None:
+            return images, labels
+        return images, mix_targets(labels, mix, self._num_classes)
 
     def _host_batches(self):
-        """(images, labels) CPU tensors: a batch restored by load_state_dict, then the
-        pipeline's, sharing their buffers."""
+        """(images, labels, mix) CPU tensors and the batch's draw: a batch restored by
+        load_state_dict, then the pipeline's, sharing their buffers."""
         restored, self._restored = self._restored, None
         if restored is not None:
             yield restored
         for batch in self._loader:
-            yield batch_tensors(batch)
+            yield (*batch_tensors(batch), batch.mix)
 
     @property
     def data_layout(self):

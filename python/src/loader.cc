@@ -123,6 +123,17 @@ HostArray PaddedOf(const LoaderBatch& b) {
   return HostArray(b.padded, b.padded->data(), ElementType::kUint8, {static_cast<int64_t>(b.padded->size())});
 }
 
+// The batch's mixing draw as a dict {kind: "mixup" or "cutmix", lambda, box: (y0, y1,
+// x0, x1)}, None when mixing is off.
+py::object MixOf(const LoaderBatch& b) {
+  if (!b.mix) return py::none();
+  py::dict d;
+  d["kind"] = loader::MixKindName(b.mix->kind);
+  d["lambda"] = b.mix->lambda;
+  d["box"] = py::make_tuple(b.mix->y0, b.mix->y1, b.mix->x0, b.mix->x1);
+  return d;
+}
+
 // The pass's next batch, waiting without the GIL; StopIteration at the end.
 LoaderBatch NextBatch(LoaderPass& pass) {
   std::optional<LoaderBatch> batch;
@@ -146,6 +157,16 @@ void BindLoader(py::module_& m) {
                              "uint8 N: 1 for a sample that repeats one of this rank's (last_batch='pad') "
                              "or stands in for a record that failed to decode (error_policy='skip'), "
                              "no copy")
+      .def_property_readonly("mix", &MixOf,
+                             "The batch's mixup/cutmix draw: {'kind', 'lambda', 'box': (y0, y1, x0, x1)}, "
+                             "applied to float32 images already, for uint8 to apply after normalising; "
+                             "None when mixing is off. Labels stay the samples' own; the partners' are "
+                             "the labels rolled by one")
+      .def_property_readonly("mix_lambda",
+                             [](const LoaderBatch& b) {
+                               return b.mix ? py::object(py::float_(b.mix->lambda)) : py::object(py::none());
+                             },
+                             "Weight of the samples' own labels in a mixed batch; None when unmixed")
       .def("__len__", [](const LoaderBatch& b) { return b.batch->size; });
 
   py::class_<LoaderPass, std::shared_ptr<LoaderPass>>(m, "LoaderIterator")

@@ -30,6 +30,8 @@ void ParseValue(const std::string& text, T& field) {
     field = text == "1" || text == "true" || text == "True";
   } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
     field = std::stoll(text);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    field = static_cast<T>(std::stod(text));
   } else {
     field = static_cast<T>(std::stoll(text));
   }

@@ -32,13 +32,33 @@ struct BenchFlags {
   bool draft_decode = EvalPreset{}.draft_decode;
   bool endless = false;
   pipeline::DataSourceOptions source;
+  loader::AugmentOptions augment;  // the train preset's policy and random erasing
 };
+
+// The Loader's options of these flags (every file of --data), checked; the presets the
+// other modes run (--endless, --ladder, --cost-images) are made from them too.
+loader::LoaderOptions BenchLoaderOptions(const BenchFlags& f, const BenchOptions& options) {
+  loader::LoaderOptions lo;
+  lo.batch_size = f.batch_size;
+  lo.preset = f.preset;
+  lo.image_size = f.image_size;
+  lo.layout = f.layout;
+  lo.draft_decode = f.draft_decode;
+  lo.augment = f.augment;
+  lo.threads = options.threads;
+  lo.deterministic = options.deterministic;  // speed: parallel stages may deliver out of order
+  lo.split = "";                             // every file of --data
+  lo.last_batch = "partial";                 // every record counts, data smaller than a batch too
+  loader::SetDataSourceOptions(f.source, lo);
+  loader::CheckOptions(lo);
+  return lo;
+}
 
 // `imgpipe bench`'s preset over --data: through the Loader, epoch after epoch, as
 // training and Python read it; or (--endless) one pipeline whose records repeat
 // without epochs, so without epoch boundaries: the ceiling the Loader is held to.
 BenchResult RunPresetBench(const BenchFlags& f, const pipeline::DataSource& source, const BenchOptions& options,
-                           const TrainPreset& train, const EvalPreset& eval) {
+                           const loader::LoaderOptions& lo) {
   const std::string label = f.preset + " preset" + (f.endless ? ", endless" : "");
   if (f.endless) {
     pipeline::ImagePipelineConfig config;
@@ -47,20 +67,10 @@ BenchResult RunPresetBench(const BenchFlags& f, const pipeline::DataSource& sour
     config.schema = source.schema;
     config.batch_size = f.batch_size;
     config.repeat = true;
-    return f.preset == "train" ? RunPipelineBench(pipeline::TrainPipeline(config, train), options, label)
-                               : RunPipelineBench(pipeline::EvalPipeline(config, eval), options, label);
+    return f.preset == "train"
+               ? RunPipelineBench(pipeline::TrainPipeline(config, loader::TrainPresetOf(lo)), options, label)
+               : RunPipelineBench(pipeline::EvalPipeline(config, loader::EvalPresetOf(lo)), options, label);
   }
-  loader::LoaderOptions lo;
-  lo.batch_size = f.batch_size;
-  lo.preset = f.preset;
-  lo.image_size = f.image_size;
-  lo.layout = f.layout;
-  lo.draft_decode = f.draft_decode;
-  lo.threads = options.threads;
-  lo.deterministic = options.deterministic;  // speed: parallel stages may deliver out of order
-  lo.split = "";                             // every file of --data
-  lo.last_batch = "partial";                 // every record counts, data smaller than a batch too
-  loader::SetDataSourceOptions(f.source, lo);
   loader::Loader loader(f.data, lo);
   return RunLoaderBench(loader, options, label);
 }
@@ -126,6 +136,7 @@ nlohmann::json ReportCosts(const BenchFlags& f, const pipeline::DataSource& sour
           {"header_and_window_ms", ms(c.window)},
           {"resize_ms", ms(c.resize)},
           {"flip_normalize_ms", ms(c.output)},
+          {"augment_ms", ms(c.augment)},
           {"sum_ms", ms(c.Sum())},
           {"preset_alone_ms", ms(c.measured)},
           {"pipeline_cpu_ms", ms(pipeline_cpu)},
@@ -203,12 +214,9 @@ void RunBench(const BenchFlags& f) {
   // N threads means N cores: every thread of the pipeline (readers, workers,
   // prefetchers, this consumer) shares them.
   options.threads = f.threads > 0 ? RestrictToCpus(f.threads) : AvailableCpus();
-  const OutputLayout layout = ParseOutputLayout(f.layout);
-  TrainPreset train;
-  train.size = f.image_size;
-  train.layout = layout;
-  EvalPreset eval = EvalPresetForCrop(f.image_size, layout);
-  eval.draft_decode = f.draft_decode;
+  const loader::LoaderOptions lo = BenchLoaderOptions(f, options);
+  const TrainPreset train = loader::TrainPresetOf(lo);
+  const EvalPreset eval = loader::EvalPresetOf(lo);
   if (!f.trace.empty()) trace::Enable();
 
   const pipeline::DataSource source = ResolveAndReport(f.data, f.source);
@@ -216,7 +224,7 @@ void RunBench(const BenchFlags& f) {
   if (f.ladder) {
     out = RunLadderBench(f, source, options, train);
   } else {
-    BenchResult r = RunPresetBench(f, source, options, train, eval);
+    BenchResult r = RunPresetBench(f, source, options, lo);
     if (!f.json) PrintResult(r);
     out = ResultJson(r);
     if (f.cost_images > 0) out["per_image_costs"] = ReportCosts(f, source, train, eval, r);
@@ -258,12 +266,13 @@ void AddBenchCommand(CLI::App& app) {
       ->capture_default_str()->check(CLI::IsMember({"float32", "uint8"}));
   cmd->add_option("--cost-images", f->cost_images,
                   "Per-image cost breakdown of the preset (entropy decoding, IDCT+colour, "
-                  "window, resize, flip/normalise, pipeline overhead) on this many of the "
+                  "window, resize, flip/normalise, policy and erasing, pipeline overhead) on this many of the "
                   "data's images held in memory, one thread (0: none)")
       ->capture_default_str();
   cmd->add_option("--cost-rounds", f->cost_rounds, "Rounds of the cost breakdown (medians)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   AddDraftDecodeFlag(cmd, f->draft_decode);
+  AddAugmentOptions(cmd, f->augment);
   cmd->add_flag("--endless", f->endless,
                 "Repeat the records without epochs (one pipeline, no epoch boundaries) instead of the "
                 "Loader's epochs: the ceiling the Loader is measured against");

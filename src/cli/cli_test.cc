@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli/cli_test_util.h"
+#include "image/augment_policy.h"
 #include "image/codec.h"
 #include "image/jpeg_test_util.h"
 #include "util/file.h"
@@ -444,6 +445,33 @@ TEST(Bench, JsonReportsRatesStagesAndHonoursTheLayout) {
                           "pipeline_of_parallel_loops"}) {
     EXPECT_GT(ladder[key].get<double>(), 0) << key;
   }
+}
+
+// imgpipe bench takes torchvision's augmentation flags: the train preset runs the policy
+// and random erasing, whose time the cost breakdown shows; a bad policy name fails
+// listing the names; the eval preset refuses a policy.
+TEST(Bench, AutoAugmentAndRandomErase) {
+  const std::string data = kTestData + "/images/hymenoptera/val";
+  const std::vector<std::string> quick = {"--seconds", "0.5", "--warmup", "0.1", "--threads", "1",
+                                          "--batch-size", "4", "--image-size", "64", "--json"};
+  std::vector<std::string> args = {"bench", "--data", data, "--auto-augment", "ta_wide", "--random-erase",
+                                   "0.1", "--cost-images", "8", "--cost-rounds", "1"};
+  args.insert(args.end(), quick.begin(), quick.end());
+  Result r = RunImgpipe(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto report = nlohmann::json::parse(r.out);
+  EXPECT_GT(report["images_per_s"].get<double>(), 0);
+  EXPECT_GT(report["per_image_costs"]["augment_ms"].get<double>(), 0) << r.out;
+  Result bad = RunImgpipe({"bench", "--data", data, "--auto-augment", "autoaugment"});
+  EXPECT_NE(bad.status, 0);
+  for (const std::string& name : AugmentPolicyNames()) {
+    EXPECT_NE(bad.err.find(name), std::string::npos) << name << " in: " << bad.err;
+  }
+  args = {"bench", "--data", data, "--preset", "eval", "--auto-augment", "ra"};
+  args.insert(args.end(), quick.begin(), quick.end());
+  Result eval = RunImgpipe(args);
+  EXPECT_EQ(eval.status, 1);
+  EXPECT_NE(eval.err.find("preset 'eval' takes neither"), std::string::npos) << eval.err;
 }
 
 TEST(Cli, BadArgumentsGiveUsageErrors) {

@@ -27,4 +27,22 @@ void AddDraftDecodeFlag(CLI::App* cmd, bool& draft_decode) {
   cmd->add_flag("--draft-decode", draft_decode, kDraftDecodeDoc)->capture_default_str();
 }
 
+void AddAugmentOptions(CLI::App* cmd, loader::AugmentOptions& options) {
+  const AugmentPolicyOptions defaults;
+  cmd->add_option("--auto-augment", options.auto_augment,
+                  "Train preset: torchvision's automatic augmentation policy on the flipped crop: "
+                  "ta_wide (TrivialAugmentWide), ra (RandAugment), imagenet (AutoAugment's "
+                  "ImageNet policy) or none (docs/augmentation.md)")
+      ->capture_default_str()->check(CLI::IsMember(AugmentPolicyNames()));
+  cmd->add_option("--ra-num-ops", options.ra_num_ops, "RandAugment (--auto-augment ra): ops per image")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--ra-magnitude", options.ra_magnitude,
+                  "RandAugment (--auto-augment ra): the magnitude bin of its ops")
+      ->capture_default_str()->check(CLI::Range(0, defaults.num_magnitude_bins - 1));
+  cmd->add_option("--random-erase", options.random_erase,
+                  "Train preset: RandomErasing's probability (value 0 after Normalize; uint8: the "
+                  "mean's byte), torchvision's scale and ratio ranges")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+}
+
 }  // namespace imgpipe::cli

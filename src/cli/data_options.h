@@ -1,12 +1,13 @@
 // The options every subcommand that reads --data shares (--image-key, --label-key,
-// --label-offset), declared once, the one report of how --data was resolved, and the
-// eval preset's --draft-decode.
+// --label-offset), declared once, the one report of how --data was resolved, the eval
+// preset's --draft-decode and the train preset's augmentation flags.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "image/presets.h"
+#include "loader/loader_options.h"
 #include "pipeline/data_source.h"
 
 namespace imgpipe::cli {
@@ -17,6 +18,11 @@ void AddDataSourceOptions(CLI::App* cmd, pipeline::DataSourceOptions& options);
 // Adds --draft-decode (EvalPreset::draft_decode, kDraftDecodeDoc) to `cmd`, bound to
 // `draft_decode`: every command that runs the eval preset declares it here.
 void AddDraftDecodeFlag(CLI::App* cmd, bool& draft_decode);
+
+// Adds --auto-augment, --ra-num-ops, --ra-magnitude and --random-erase (the train
+// preset's policy and random erasing, torchvision's reference flags) to `cmd`, bound to
+// `options`: every command that runs the train preset declares them here.
+void AddAugmentOptions(CLI::App* cmd, loader::AugmentOptions& options);
 
 // The doc string of --data: what it accepts (see docs/data.md, "What --data accepts").
 inline constexpr char kDataDoc[] =

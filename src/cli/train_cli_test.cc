@@ -184,6 +184,43 @@ TEST(Train, HumanOutputHasProgressEpochLinesAndTheVerdict) {
   EXPECT_EQ(ListDirectory(dir).size(), 1u);  // one TensorBoard event file
 }
 
+// --mixup-alpha, --cutmix-alpha and --model-ema reach the run: the EMA is validated,
+// checkpointed, and a run stopped after 3 steps then resumed ends with the uninterrupted
+// run's weights and average, bit for bit.
+TEST(Train, MixingAndModelEmaFlagsResumeExactly) {
+  std::string dir = FreshDir("mix_ema");
+  std::vector<std::string> args = {"train", "--data", train::SmallTrainingSet(), "--model", "small-resnet",
+                                   "--image-size", "32", "--batch-size", "8", "--epochs", "1",
+                                   "--threads", "1", "--intra-op-threads", "1", "--mixup-alpha", "0.2",
+                                   "--cutmix-alpha", "1.0", "--model-ema", "--model-ema-steps", "2",
+                                   "--json", "--checkpoint-dir"};
+  const std::string reference = JoinPath(dir, "reference"), resumed = JoinPath(dir, "resumed");
+  std::vector<std::string> run = args;
+  run.push_back(reference);
+  Result whole = RunImgpipe(run);
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  nlohmann::json summary = JsonLines(whole.out).back();
+  EXPECT_TRUE(summary.contains("ema_val_top1")) << summary.dump();
+  train::Checkpoint a = train::LoadCheckpoint(JoinPath(reference, "last.pt"));
+  EXPECT_EQ(nlohmann::json::parse(a.meta.config_json)["cutmix_alpha"], 1.0);
+
+  run = args;
+  run.push_back(resumed);
+  run.insert(run.end(), {"--max-steps", "3"});
+  ASSERT_EQ(RunImgpipe(run).status, 0);
+  run.back() = "0";
+  run.push_back("--resume");
+  ASSERT_EQ(RunImgpipe(run).status, 0);
+  train::Checkpoint b = train::LoadCheckpoint(JoinPath(resumed, "last.pt"));
+  EXPECT_EQ(MaxParameterDifference(JoinPath(reference, "last.pt"), JoinPath(resumed, "last.pt")), 0.0);
+  ASSERT_EQ(a.model_ema.size(), b.model_ema.size());
+  ASSERT_FALSE(a.model_ema.empty());
+  for (size_t i = 0; i < a.model_ema.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a.model_ema[i].second, b.model_ema[i].second)) << a.model_ema[i].first;
+  }
+  EXPECT_EQ(a.model_ema_updates, b.model_ema_updates);
+}
+
 TEST(Train, BadArgumentsAreUsageErrors) {
   Result r = RunImgpipe({"train", "--data", train::SmallTrainingSet(), "--precision", "fp8"});
   EXPECT_NE(r.status, 0);
@@ -191,6 +228,9 @@ TEST(Train, BadArgumentsAreUsageErrors) {
   r = RunImgpipe({"train", "--data", train::SmallTrainingSet(), "--precision", "fp16"});
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("fp16 needs --device cuda"), std::string::npos) << r.err;
+  r = RunImgpipe({"train", "--data", train::SmallTrainingSet(), "--mixup-alpha", "-1"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--mixup-alpha"), std::string::npos) << r.err;
 }
 
 }  // namespace

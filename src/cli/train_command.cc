@@ -88,6 +88,7 @@ class TrainConsole {
         std::printf(", val top-1 %.2f%% top-5 %.2f%% loss %.4f", 100 * e["val_top1"].get<double>(),
                     100 * e["val_top5"].get<double>(), e["val_loss"].get<double>());
       }
+      if (e.contains("ema_val_top1")) std::printf(", EMA top-1 %.2f%%", 100 * e["ema_val_top1"].get<double>());
       std::printf("\n");
       if (e.contains("bottleneck")) std::printf("  %s\n", e["bottleneck"].get<std::string>().c_str());
       std::fflush(stdout);
@@ -152,8 +153,15 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--epochs", o.epochs, "Epochs")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--batch-size", o.batch_size, "Global batch size (split over the processes)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--image-size", o.image_size, "Training crop size (eval: resize to size*256/224, crop)")
+  cmd->add_option("--image-size,--train-crop-size", o.image_size,
+                  "Training crop size (torchvision's --train-crop-size); validation's too unless "
+                  "--val-crop-size")
       ->capture_default_str();
+  cmd->add_option("--val-resize-size", o.val_resize_size,
+                  "Validation: resize the shorter side to this, then centre-crop (0: the crop * 256 / 224)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--val-crop-size", o.val_crop_size, "Validation: the centre crop's size (0: --image-size)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--precision", o.precision, "fp32, bf16 (autocast, CPU or GPU) or fp16 (GPU, loss scaling)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
   cmd->add_option("--optimizer", o.optimizer, "sgd (momentum 0.9) or adamw")
@@ -164,6 +172,20 @@ void AddTrainCommand(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--label-smoothing", o.label_smoothing, "Label smoothing of the loss")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--mixup-alpha", o.mix.mixup_alpha,
+                  "Mixup: each batch blended with itself rolled by one, lambda ~ Beta(A, A) (0: off; with "
+                  "--cutmix-alpha, one of the two per batch)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--cutmix-alpha", o.mix.cutmix_alpha,
+                  "CutMix: a box from the batch rolled by one pasted, lambda ~ Beta(A, A) (0: off)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_flag("--model-ema", o.ema.enabled,
+                "Keep an exponential moving average of the weights: validated too (ema_val_*), checkpointed");
+  cmd->add_option("--model-ema-decay", o.ema.decay,
+                  "EMA decay, adjusted to the global batch, the epochs and --model-ema-steps as torchvision does")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--model-ema-steps", o.ema.steps, "Update the EMA every N steps")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--logdir", o.logdir, "TensorBoard event files go here");
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir, "Checkpoints (last.pt, epoch-NNN.pt) go here");
   cmd->add_option("--checkpoint-every", o.checkpoint_every, "Also checkpoint every N steps (0: epoch ends)")
@@ -175,6 +197,7 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--seed", o.seed, "Seed of the model's initialisation and the pipeline")->capture_default_str();
   cmd->add_flag("!--no-augment", o.augment,
                 "Train on the eval preprocessing (resize, center crop) instead of random crops and flips");
+  AddAugmentOptions(cmd, o.augment_options);
   cmd->add_option("--shuffle-buffer", o.shuffle_buffer, "Records in the shuffle buffer (0: no shuffle)")
       ->capture_default_str();
   cmd->add_flag("--synthetic", o.synthetic, "Random batches made once in memory: the model's own rate");

@@ -8,6 +8,12 @@
 #include "image/codec_internal.h"
 #include "image/decode_warnings.h"
 
+#ifdef IMGPIPE_LIBJPEG_STDERR_SHIM
+// The `stderr` of the libjpeg.a copy linked in (src/image/CMakeLists.txt): its default
+// output_message prints there. Hidden, so it resolves inside the shared object too.
+extern "C" __attribute__((visibility("hidden"))) FILE* imgpipe_libjpeg_stderr = stderr;
+#endif
+
 namespace imgpipe {
 namespace {
 

@@ -215,6 +215,40 @@ void WriteOutput(const Image& image, OutputLayout layout, const std::array<float
   }
 }
 
+// The train preset's steps after the jitter when a policy or random erasing is on: the
+// flip (on `image`, when a policy follows: its geometric ops do not commute with it), the
+// policy, the layout into `out`, and random erasing (before the uint8 copy, mirrored as
+// the copy mirrors; after Normalize for float32), their draws from TrainAugmentSeed(seed).
+void AugmentAndWrite(Image& image, const TrainPreset& preset, uint64_t seed, bool flip,
+                     void* out, StepClock& clock) {
+  SplitMix64 random(TrainAugmentSeed(seed));
+  bool mirror = flip;
+  // 1. The flip, then the policy on the flipped crop.
+  if (preset.augment.kind != AugmentPolicyKind::kNone) {
+    if (flip) HorizontalFlip(&image);
+    mirror = false;
+    clock.Lap(&PresetStepTimes::output);
+    ApplyAugmentPolicy(&image, preset.augment, random);
+  }
+  // 2. Erasing's rectangle; uint8: erased before the copy.
+  const int size = preset.size;
+  const std::optional<EraseRect> rect = SampleErasing(size, size, preset.random_erase, random);
+  const bool uint8 = preset.layout == OutputLayout::kUint8Nhwc;
+  if (rect && uint8) {
+    EraseRect where = *rect;
+    if (mirror) where.left = size - rect->left - rect->width;
+    EraseHwc(&image, where, preset.mean);
+  }
+  clock.Lap(&PresetStepTimes::augment);
+  // 3. The layout; float32: erased after Normalize, as torchvision erases.
+  WriteOutput(image, preset.layout, preset.mean, preset.std, mirror, out);
+  clock.Lap(&PresetStepTimes::output);
+  if (rect && !uint8) {
+    EraseChw(static_cast<float*>(out), 3, size, size, *rect, EraseValue{}, random);
+    clock.Lap(&PresetStepTimes::augment);
+  }
+}
+
 void CheckSize(int size, const char* what) {
   if (size < 1) throw Error(std::string(what) + ": size must be positive, not " + std::to_string(size));
 }
@@ -239,6 +273,10 @@ EvalPreset EvalPresetForCrop(int crop_size, OutputLayout layout) {
   return preset;
 }
 
+uint64_t TrainAugmentSeed(uint64_t seed) {
+  return DeriveSeed(seed, 0x6175676d656e74ull);  // "augment": a stream of its own
+}
+
 size_t OutputBytes(OutputLayout layout, int size) {
   const size_t samples = static_cast<size_t>(size) * size * 3;
   return layout == OutputLayout::kUint8Nhwc ? samples : samples * sizeof(float);
@@ -258,15 +296,21 @@ void ApplyTrainPreset(std::string_view encoded, const std::string& path,
                                              preset.scale_max, preset.ratio_min,
                                              preset.ratio_max));
       });
-  // 2. Resize, jitter, lay out, flipped while laid out (jitter treats every position
-  //    alike, so the order of flip and jitter does not matter).
+  // 2. Resize and jitter (jitter treats every position alike, so the order of flip and
+  //    jitter does not matter).
   Image& resized = ThreadOutputImage(preset.size);
   ResizeWindow(decoded, preset.size, &resized);
   clock.Lap(&PresetStepTimes::resize);
   const bool flip = random.Uniform() < preset.flip_probability;
   ColorJitter(&resized, preset.jitter, random);
-  WriteOutput(resized, preset.layout, preset.mean, preset.std, flip, out);
-  clock.Lap(&PresetStepTimes::output);
+  // 3. Without a policy or erasing: laid out, flipped while laid out.
+  if (preset.augment.kind == AugmentPolicyKind::kNone && preset.random_erase == 0) {
+    WriteOutput(resized, preset.layout, preset.mean, preset.std, flip, out);
+    clock.Lap(&PresetStepTimes::output);
+    return;
+  }
+  // 4. Else the flip, the policy, the layout and erasing, from a stream of their own.
+  AugmentAndWrite(resized, preset, seed, flip, out, clock);
 }
 
 void ApplyEvalPreset(std::string_view encoded, const std::string& path,

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "image/augment_policy.h"
 #include "image/jpeg_region_decoder.h"
 #include "image/transforms.h"
 
@@ -23,6 +24,11 @@ struct TrainPreset {
   double ratio_min = 3.0 / 4, ratio_max = 4.0 / 3;
   double flip_probability = 0.5;
   ColorJitterOptions jitter;  // off by default
+  // torchvision's --auto-augment policy, on the flipped size x size crop (off by default).
+  AugmentPolicyOptions augment;
+  // torchvision's --random-erase: RandomErasing(p) with value 0 (in normalised space; the
+  // uint8 layout gets round(mean * 255)) and its default scale and ratio ranges.
+  double random_erase = 0;
   OutputLayout layout = OutputLayout::kFloat32Nchw;
   std::array<float, 3> mean = kImageNetMean;
   std::array<float, 3> std = kImageNetStd;
@@ -70,14 +76,23 @@ struct PresetStepTimes {
   double decode = 0;  // the decode (of the window, for JPEGs with region decode)
   double resize = 0;
   double output = 0;  // jitter, flip and the layout (normalised float32 or uint8)
+  double augment = 0;  // the train preset's policy and random erasing
   // The last call's region decode (DecodeJpegRegion's options); unset: a whole decode.
   std::optional<JpegRegionOptions> region;
 };
 
+// The seed of the train preset's second stream, from its `seed`: the policy's draws
+// (DrawAugmentPolicy), then random erasing's (SampleErasing), so that turning them on
+// leaves the window, flip and jitter as they were.
+uint64_t TrainAugmentSeed(uint64_t seed);
+
 // Decodes `encoded` (JPEG fast path; other formats through DecodeImage) and writes one
-// preprocessed size x size image to `out` (OutputBytes bytes). The random choices
-// (window, flip, jitter) come from `seed` alone. Adds its steps' times to `times` if
-// given. Throws DataError for bad images.
+// preprocessed size x size image to `out` (OutputBytes bytes), in torchvision's order:
+// RandomResizedCrop, RandomHorizontalFlip, (jitter,) the policy, the layout (ToTensor and
+// Normalize, or uint8), RandomErasing. The random choices come from `seed` alone: the
+// window, flip and jitter from SplitMix64(seed), the policy and erasing from
+// SplitMix64(TrainAugmentSeed(seed)). Adds its steps' times to `times` if given. Throws
+// DataError for bad images, InvalidArgument for bad policy options or random_erase.
 void ApplyTrainPreset(std::string_view encoded, const std::string& path,
                       const TrainPreset& preset, uint64_t seed, void* out,
                       PresetStepTimes* times = nullptr);

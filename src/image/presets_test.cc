@@ -1,4 +1,5 @@
 #include "image/presets.h"
+#include "image/presets_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -23,16 +24,6 @@ std::vector<std::string> AllPhotos() {
     }
   }
   return paths;
-}
-
-Image TrainUint8(const std::string& bytes, TrainPreset preset, uint64_t seed) {
-  preset.layout = OutputLayout::kUint8Nhwc;
-  Image out;
-  out.width = out.height = preset.size;
-  out.channels = 3;
-  out.pixels.resize(OutputBytes(preset.layout, preset.size));
-  ApplyTrainPreset(bytes, "train.jpg", preset, seed, out.pixels.data());
-  return out;
 }
 
 Image EvalUint8(const std::string& bytes, EvalPreset preset) {
@@ -75,8 +66,8 @@ TEST(PresetsTest, TrainRegionDecodeMatchesFullDecode) {
     const ImageInfo info = ReadDisplayedJpegInfo(bytes, path);
     for (uint64_t seed : {1, 2, 3}) {
       SCOPED_TRACE(path + " seed " + std::to_string(seed));
-      const Image a = TrainUint8(bytes, region, seed);
-      const Image b = TrainUint8(bytes, full, seed);
+      const Image a = TrainPresetUint8(bytes, region, seed);
+      const Image b = TrainPresetUint8(bytes, full, seed);
       // The window the preset picks, to know whether it was DCT-scaled.
       SplitMix64 random(seed);
       const CropWindow w = SampleRandomResizedCrop(info.width, info.height, random);
@@ -99,8 +90,8 @@ TEST(PresetsTest, TrainRegionDecodeMatchesFullDecode) {
 TEST(PresetsTest, TrainIsDeterministicPerSeed) {
   const std::string bytes = ReadFile(AllPhotos().at(5));
   TrainPreset preset;
-  EXPECT_EQ(TrainUint8(bytes, preset, 11).pixels, TrainUint8(bytes, preset, 11).pixels);
-  EXPECT_NE(TrainUint8(bytes, preset, 11).pixels, TrainUint8(bytes, preset, 12).pixels);
+  EXPECT_EQ(TrainPresetUint8(bytes, preset, 11).pixels, TrainPresetUint8(bytes, preset, 11).pixels);
+  EXPECT_NE(TrainPresetUint8(bytes, preset, 11).pixels, TrainPresetUint8(bytes, preset, 12).pixels);
 }
 
 TEST(PresetsTest, FlipAndFloatLayout) {
@@ -108,8 +99,8 @@ TEST(PresetsTest, FlipAndFloatLayout) {
   TrainPreset never, always;
   never.flip_probability = 0;
   always.flip_probability = 1;
-  Image plain = TrainUint8(bytes, never, 5);
-  Image flipped = TrainUint8(bytes, always, 5);
+  Image plain = TrainPresetUint8(bytes, never, 5);
+  Image flipped = TrainPresetUint8(bytes, always, 5);
   HorizontalFlip(&flipped);
   EXPECT_EQ(plain.pixels, flipped.pixels);
   // The float layout is the uint8 one, normalised into planes.
@@ -122,7 +113,7 @@ TEST(PresetsTest, FlipAndFloatLayout) {
   // Jitter changes the pixels.
   TrainPreset jitter = never;
   jitter.jitter = {0.4f, 0.4f, 0.4f};
-  EXPECT_GT(MeanAbsDiff(TrainUint8(bytes, jitter, 5), plain), 1.0);
+  EXPECT_GT(MeanAbsDiff(TrainPresetUint8(bytes, jitter, 5), plain), 1.0);
 }
 
 TEST(PresetsTest, OrientedAndNonJpegInputs) {
@@ -132,7 +123,7 @@ TEST(PresetsTest, OrientedAndNonJpegInputs) {
   for (int orientation : {3, 6, 8}) {
     const std::string jpeg = WithExifOrientation(plain, orientation);
     for (uint64_t seed = 0; seed < 4; ++seed) {
-      EXPECT_LT(MeanAbsDiff(TrainUint8(jpeg, region, seed), TrainUint8(jpeg, full, seed)), 2.5);
+      EXPECT_LT(MeanAbsDiff(TrainPresetUint8(jpeg, region, seed), TrainPresetUint8(jpeg, full, seed)), 2.5);
     }
   }
   // A PNG goes through DecodeImage, then the same window, resize and flip.
@@ -142,7 +133,7 @@ TEST(PresetsTest, OrientedAndNonJpegInputs) {
   const CropWindow w = SampleRandomResizedCrop(decoded.width, decoded.height, random);
   Image expected = Resize(CropImage(decoded, w.x, w.y, w.width, w.height), 224, 224);
   if (random.Uniform() < 0.5) HorizontalFlip(&expected);
-  EXPECT_EQ(TrainUint8(png, region, 4).pixels, expected.pixels);
+  EXPECT_EQ(TrainPresetUint8(png, region, 4).pixels, expected.pixels);
 }
 
 // The eval preset computes torchvision's Resize(256) + CenterCrop(224) (on the decoded

@@ -54,6 +54,8 @@ LoaderState DeserializeLoaderState(const std::string& bytes) {
       field = text == "None" ? std::nullopt : std::optional<bool>(text == "True");
     } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
       field = text == "None" ? std::nullopt : std::optional<int64_t>(std::stoll(text));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      field = std::stod(text);
     } else {
       field = static_cast<T>(std::stoll(text));
     }
@@ -65,6 +67,7 @@ Loader::Loader(const std::string& data, LoaderOptions options)
     : options_(std::move(options)), batches_(nullptr) {
   // 1. The options, the data and this rank's share of it.
   CheckOptions(options_);
+  CheckBatchMixOptions({options_.mixup_alpha, options_.cutmix_alpha});
   data_ = ResolveLoaderData(data, DataSourceOptionsOf(options_), options_.split,
                             ParseErrorPolicy(options_.error_policy));
   plan_ = PlanRank(data_, options_);

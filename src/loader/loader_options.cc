@@ -1,26 +1,60 @@
 #include "loader/loader_options.h"
 
+#include <algorithm>
+
 #include "util/error.h"
 
 namespace imgpipe::loader {
+namespace {
+
+[[noreturn]] void Fail(const std::string& what) { throw InvalidArgument("Loader: " + what); }
+
+// The augmentation options (preset "train" only) and resize_size (preset "eval" only).
+void CheckPresetOptions(const LoaderOptions& o) {
+  const AugmentOptions& a = o.augment;
+  const std::vector<std::string>& names = AugmentPolicyNames();
+  if (std::find(names.begin(), names.end(), a.auto_augment) == names.end()) {
+    std::string allowed;
+    for (const std::string& name : names) allowed += (allowed.empty() ? "'" : ", '") + name + "'";
+    Fail("auto_augment must be one of " + allowed + ", not '" + a.auto_augment + "'");
+  }
+  const int bins = AugmentPolicyOptions{}.num_magnitude_bins;
+  if (a.ra_num_ops < 0) Fail("ra_num_ops must be >= 0, not " + std::to_string(a.ra_num_ops));
+  if (a.ra_magnitude < 0 || a.ra_magnitude >= bins) {
+    Fail("ra_magnitude must be in [0, " + std::to_string(bins - 1) + "], not " + std::to_string(a.ra_magnitude));
+  }
+  if (!(a.random_erase >= 0 && a.random_erase <= 1)) {
+    Fail("random_erase must be in [0, 1], not " + OptionText(a.random_erase));
+  }
+  if (o.preset == "eval" && (a.auto_augment != "none" || a.random_erase > 0)) {
+    Fail("auto_augment and random_erase augment preset 'train'; preset 'eval' takes neither");
+  }
+  if (o.resize_size != 0 && (o.resize_size < o.image_size || o.resize_size > 4 * 4096)) {
+    Fail("resize_size must be 0 (image_size * 256 / 224) or in [image_size, 16384], not " +
+         std::to_string(o.resize_size));
+  }
+  if (o.preset == "train" && o.resize_size != 0) Fail("resize_size applies to preset 'eval' only, not 'train'");
+}
+
+}  // namespace
 
 void CheckOptions(const LoaderOptions& o) {
-  auto fail = [](const std::string& what) { throw InvalidArgument("Loader: " + what); };
-  if (o.batch_size == 0) fail("batch_size must be positive");
-  if (o.preset != "train" && o.preset != "eval") fail("preset must be 'train' or 'eval', not '" + o.preset + "'");
+  if (o.batch_size == 0) Fail("batch_size must be positive");
+  if (o.preset != "train" && o.preset != "eval") Fail("preset must be 'train' or 'eval', not '" + o.preset + "'");
   if (o.image_size < 8 || o.image_size > 4096) {
-    fail("image_size must be in [8, 4096], not " + std::to_string(o.image_size));
+    Fail("image_size must be in [8, 4096], not " + std::to_string(o.image_size));
   }
-  if (o.threads < 0) fail("threads must be 0 (all CPUs) or positive");
-  if (o.decode_threads < 0) fail("decode_threads must be 0 (autotuned) or positive");
+  if (o.threads < 0) Fail("threads must be 0 (all CPUs) or positive");
+  if (o.decode_threads < 0) Fail("decode_threads must be 0 (autotuned) or positive");
   ParseOutputLayout(o.layout);     // InvalidArgument for an unknown layout
   ParseErrorPolicy(o.error_policy);  // and policy
   if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size) {
-    fail("rank " + std::to_string(o.rank) + " is outside world_size " + std::to_string(o.world_size));
+    Fail("rank " + std::to_string(o.rank) + " is outside world_size " + std::to_string(o.world_size));
   }
   if (o.last_batch != "drop" && o.last_batch != "partial" && o.last_batch != "pad") {
-    fail("last_batch must be 'drop', 'partial' or 'pad', not '" + o.last_batch + "'");
+    Fail("last_batch must be 'drop', 'partial' or 'pad', not '" + o.last_batch + "'");
   }
+  CheckPresetOptions(o);
 }
 
 bool ShufflesRecords(const LoaderOptions& o) { return o.shuffle.value_or(o.preset == "train"); }
@@ -47,6 +81,24 @@ void SetDataSourceOptions(const pipeline::DataSourceOptions& source, LoaderOptio
   o.image_key = source.image_key.empty() ? std::nullopt : std::optional<std::string>(source.image_key);
   o.label_key = source.label_key.empty() ? std::nullopt : std::optional<std::string>(source.label_key);
   o.label_offset = source.label_offset;
+}
+
+TrainPreset TrainPresetOf(const LoaderOptions& o) {
+  TrainPreset preset;
+  preset.size = o.image_size;
+  preset.layout = ParseOutputLayout(o.layout);
+  preset.augment.kind = ParseAugmentPolicy(o.augment.auto_augment);
+  preset.augment.ra_num_ops = o.augment.ra_num_ops;
+  preset.augment.ra_magnitude = o.augment.ra_magnitude;
+  preset.random_erase = o.augment.random_erase;
+  return preset;
+}
+
+EvalPreset EvalPresetOf(const LoaderOptions& o) {
+  EvalPreset preset = EvalPresetForCrop(o.image_size, ParseOutputLayout(o.layout));
+  if (o.resize_size > 0) preset.resize_size = o.resize_size;
+  preset.draft_decode = o.draft_decode;
+  return preset;
 }
 
 pipeline::ImagePipelineConfig ImageConfigOf(const LoaderData& data, const LoaderOptions& o) {

@@ -4,15 +4,27 @@
 // them from their flags. Checks throw InvalidArgument naming the option.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "image/presets.h"
+#include "loader/batch_mixing.h"
 #include "loader/loader_data.h"
 #include "pipeline/image_samples.h"
 
 namespace imgpipe::loader {
+
+// The train preset's augmentation (TrainPreset::augment and random_erase), named as
+// torchvision's reference train.py names its flags (docs/augmentation.md).
+struct AugmentOptions {
+  // "none", "ta_wide", "ra" or "imagenet" (AugmentPolicyNames).
+  std::string auto_augment = AugmentPolicyName(AugmentPolicyOptions{}.kind);
+  int ra_num_ops = AugmentPolicyOptions{}.ra_num_ops;      // RandAugment's ops per image
+  int ra_magnitude = AugmentPolicyOptions{}.ra_magnitude;  // RandAugment's magnitude bin
+  double random_erase = TrainPreset{}.random_erase;        // RandomErasing's p
+};
 
 // The Loader's options; the defaults are the C++ pipeline's (the structs they name).
 struct LoaderOptions {
@@ -49,6 +61,15 @@ struct LoaderOptions {
   int decode_threads = 0;
   // The eval preset's DCT-scaled decode (EvalPreset::draft_decode).
   bool draft_decode = EvalPreset{}.draft_decode;
+  // The eval preset's resize of the shorter side (0: image_size * 256 / 224, as
+  // EvalPresetForCrop); at least image_size.
+  int resize_size = 0;
+  // The train preset's policy and random erasing (preset "train" only).
+  AugmentOptions augment;
+  // Batch mixing (loader/batch_mixing.h): float32 batches are mixed before they are
+  // yielded; uint8 ones carry the draw for the consumer to apply after normalising.
+  double mixup_alpha = BatchMixOptions{}.mixup_alpha;
+  double cutmix_alpha = BatchMixOptions{}.cutmix_alpha;
 };
 
 // Calls f(name, field, in_state) for every option: the one list of their names.
@@ -78,6 +99,13 @@ void ForEachOption(Options& o, F&& f) {
   f("stand_ins", o.stand_ins, true);
   f("decode_threads", o.decode_threads, false);
   f("draft_decode", o.draft_decode, true);
+  f("resize_size", o.resize_size, true);
+  f("auto_augment", o.augment.auto_augment, true);
+  f("ra_num_ops", o.augment.ra_num_ops, true);
+  f("ra_magnitude", o.augment.ra_magnitude, true);
+  f("random_erase", o.augment.random_erase, true);
+  f("mixup_alpha", o.mixup_alpha, true);
+  f("cutmix_alpha", o.cutmix_alpha, true);
 }
 
 // An option's value as Python writes it: 'text', True, None, 12.
@@ -90,6 +118,9 @@ std::string OptionText(const T& value) {
   } else if constexpr (std::is_same_v<T, std::optional<std::string>> ||
                        std::is_same_v<T, std::optional<int64_t>> || std::is_same_v<T, std::optional<bool>>) {
     return value ? OptionText(*value) : "None";
+  } else if constexpr (std::is_floating_point_v<T>) {
+    char text[32];  // the shortest text that reads back as the same value
+    return std::string(text, std::to_chars(text, text + sizeof(text), value).ptr);
   } else {
     return std::to_string(value);
   }
@@ -108,6 +139,11 @@ pipeline::PipelineOptions PipelineOptionsOf(const LoaderOptions& o);
 // back (an empty key or an unset offset: detected).
 pipeline::DataSourceOptions DataSourceOptionsOf(const LoaderOptions& o);
 void SetDataSourceOptions(const pipeline::DataSourceOptions& source, LoaderOptions& o);
+
+// The train preset of these options: image_size, layout, the policy and random erasing.
+TrainPreset TrainPresetOf(const LoaderOptions& o);
+// The eval preset of these options: image_size, resize_size, layout, draft_decode.
+EvalPreset EvalPresetOf(const LoaderOptions& o);
 
 // The image pipeline's configuration for these options over `data`, sharded for
 // o.rank (every record once: record-level sharding), without a rank plan's padding.

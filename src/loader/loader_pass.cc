@@ -15,7 +15,8 @@ LoaderPass::LoaderPass(const pipeline::Pipeline<Batch>& batches, const pipeline:
                        int64_t epoch, const RankPlan& plan, const LoaderOptions& o,
                        std::shared_ptr<pipeline::BufferPool> pool)
     : epoch_(epoch), limit_(plan.batches), plan_(plan), batch_size_(static_cast<int64_t>(o.batch_size)),
-      layout_(ParseOutputLayout(o.layout)), image_size_(o.image_size), start_(std::chrono::steady_clock::now()) {
+      layout_(ParseOutputLayout(o.layout)), image_size_(o.image_size), mix_{o.mixup_alpha, o.cutmix_alpha},
+      seed_(o.seed), rank_(o.rank), start_(std::chrono::steady_clock::now()) {
   it_ = std::make_unique<PipelineIterator<Batch>>(
       batches.MakeIterator(options, static_cast<uint64_t>(epoch), std::move(pool)));
   pool_ = &it_->pool();
@@ -97,8 +98,10 @@ std::optional<LoaderBatch> LoaderPass::NextLocked() {
   CheckPaddingLocked(*batch);
   auto padded = std::make_shared<std::vector<uint8_t>>(PaddedMarksLocked(*batch));
   if (!first_yield_) first_yield_ = std::chrono::steady_clock::now();
+  std::optional<MixDraw> mix;
+  if (MixingOn(mix_)) mix = DrawMix(mix_, seed_, epoch_, yielded_, rank_, image_size_, image_size_);
   if (++yielded_ == limit_) EndLocked();  // nothing more is read: the threads stop now
-  return LoaderBatch{std::make_shared<Batch>(std::move(*batch)), std::move(padded), layout_, image_size_};
+  return LoaderBatch{std::make_shared<Batch>(std::move(*batch)), std::move(padded), layout_, image_size_, mix};
 }
 
 int64_t LoaderPass::LeadBatchesLocked() const {
@@ -120,8 +123,18 @@ std::optional<LoaderBatch> LoaderPass::Next() {
     }
   }
   if (on_near_end) on_near_end();  // before the batch is pulled, so the two overlap
-  std::lock_guard<std::mutex> lock(mu_);
-  return NextLocked();
+  std::optional<LoaderBatch> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batch = NextLocked();
+  }
+  // The batch is this call's alone: mixed without holding up Save, Stats or Close.
+  if (batch && batch->mix && layout_ == OutputLayout::kFloat32Nchw) {
+    pipeline::Batch& b = *batch->batch;
+    ApplyMixNchw(*batch->mix, reinterpret_cast<float*>(b.data.data()), static_cast<int64_t>(b.size), 3,
+                 image_size_, image_size_);
+  }
+  return batch;
 }
 
 bool LoaderPass::started_ahead() {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "loader/batch_mixing.h"
 #include "loader/loader_options.h"
 #include "loader/rank_plan.h"
 #include "pipeline/image_samples.h"
@@ -23,12 +24,15 @@ namespace imgpipe::loader {
 
 // One batch: the pipeline's Batch (shared, so that arrays exported from it can keep it),
 // which of its samples are padding (last_batch="pad") or stand-ins for bad records (1),
-// and the shape of its samples.
+// the shape of its samples, and its mixing draw when mixup or cutmix is on: applied to
+// float32 images already, to be applied to uint8 ones after normalising (the labels stay
+// the samples' own; see batch_mixing.h for the loss).
 struct LoaderBatch {
   std::shared_ptr<pipeline::Batch> batch;
   std::shared_ptr<std::vector<uint8_t>> padded;
   OutputLayout layout;
   int image_size;
+  std::optional<MixDraw> mix;
 };
 
 // One pass over an epoch: the pipeline's iterator, stopped after `plan.batches`
@@ -54,9 +58,9 @@ class LoaderPass {
   // not when the pass is closed first. Set before Next.
   void SetOnNearEnd(std::function<void()> on_near_end);
 
-  // The next batch (none after `limit` batches); Error when the pipeline ends first
-  // (records skipped as bad under the skip policy). The pass ends (its threads stop) as
-  // it yields the last batch.
+  // The next batch (none after `limit` batches), mixed when mixing is on (the draw of
+  // its index in the epoch); Error when the pipeline ends first (records skipped as bad
+  // under the skip policy). The pass ends (its threads stop) as it yields the last batch.
   std::optional<LoaderBatch> Next();
 
   int64_t epoch() const { return epoch_; }
@@ -127,6 +131,9 @@ class LoaderPass {
   const int64_t batch_size_;
   const OutputLayout layout_;
   const int image_size_;
+  const BatchMixOptions mix_;
+  const uint64_t seed_;
+  const int rank_;
   const std::chrono::steady_clock::time_point start_;
 };
 

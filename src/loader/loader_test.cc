@@ -1,6 +1,7 @@
 // The Loader over real photos: its epochs are the pipeline's, batch for batch, whether
 // or not the next epoch's pass starts ahead; its state resumes exactly at every epoch
-// boundary; it refuses options whose buffers cannot fit.
+// boundary, with the train preset's policy and random erasing too; it refuses options
+// whose buffers cannot fit, and bad options naming them.
 #include "loader/loader.h"
 
 #include <gtest/gtest.h>
@@ -83,9 +84,10 @@ TEST(Loader, NothingStartsAheadPastTheEpochLimit) {
   EXPECT_EQ(Drain(*past), FreshEpoch(2));
 }
 
-TEST(Loader, StateAtEveryEpochBoundaryResumesExactly) {
-  const LoaderOptions o = SmallOptions();
-  const std::vector<std::string> epoch0 = FreshEpoch(0), epoch1 = FreshEpoch(1);
+// Saves a loader of options `o` after epoch 0 and after epoch 1's first batch, loads
+// each state (as bytes) into a fresh loader and expects the rest of epoch 1 exactly.
+void ExpectStatesResumeExactly(const LoaderOptions& o) {
+  const std::vector<std::string> epoch0 = FreshEpoch(0, o), epoch1 = FreshEpoch(1, o);
   // Cuts: after the last batch of epoch 0, and after the first batch of epoch 1.
   for (int cut : {0, 1}) {
     Loader loader(kPhotos, o);
@@ -112,6 +114,37 @@ TEST(Loader, StateAtEveryEpochBoundaryResumesExactly) {
     EXPECT_EQ(seen, epoch1) << "cut " << cut;
   }
   EXPECT_NE(epoch0, epoch1);  // epochs reshuffle
+}
+
+TEST(Loader, StateAtEveryEpochBoundaryResumesExactly) { ExpectStatesResumeExactly(SmallOptions()); }
+
+// The train preset's policy and random erasing draw from the seed alone: a state resumes
+// them exactly; they change the batches; a loader without them refuses their state.
+TEST(Loader, AugmentedStateResumesExactly) {
+  LoaderOptions o = SmallOptions();
+  o.augment.auto_augment = "ta_wide";
+  o.augment.random_erase = 0.25;
+  ExpectStatesResumeExactly(o);
+  EXPECT_NE(FreshEpoch(0, o), FreshEpoch(0));
+  Loader augmented(kPhotos, o), plain(kPhotos, SmallOptions());
+  try {
+    plain.LoadState(DeserializeLoaderState(SerializeLoaderState(augmented.State())));
+    FAIL() << "a ta_wide state was loaded by a loader without a policy";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("auto_augment='ta_wide', this loader has 'none'"), std::string::npos)
+        << e.what();
+  }
+}
+
+// resize_size sets the eval preset's resize; 0 is image_size * 256 / 224 (36 for 32).
+TEST(Loader, EvalResizeSize) {
+  LoaderOptions o = SmallOptions();
+  o.preset = "eval";
+  const std::vector<std::string> automatic = FreshEpoch(0, o);
+  o.resize_size = 36;
+  EXPECT_EQ(FreshEpoch(0, o), automatic);
+  o.resize_size = 64;
+  EXPECT_NE(FreshEpoch(0, o), automatic);
 }
 
 TEST(Loader, AbandonedEpochLeavesTheNextOneWhole) {
@@ -179,6 +212,16 @@ TEST(Loader, BadOptionsAreInvalidArguments) {
   refused([](LoaderOptions& o) { o.last_batch = "keep"; }, "last_batch");
   refused([](LoaderOptions& o) { o.rank = 2; }, "world_size");
   refused([](LoaderOptions& o) { o.batch_size = 1000; }, "larger than");
+  refused([](LoaderOptions& o) { o.augment.auto_augment = "autoaugment"; },
+          "auto_augment must be one of 'none', 'ta_wide', 'ra', 'imagenet', not 'autoaugment'");
+  refused([](LoaderOptions& o) { o.augment.ra_num_ops = -1; }, "ra_num_ops");
+  refused([](LoaderOptions& o) { o.augment.ra_magnitude = 31; }, "ra_magnitude must be in [0, 30]");
+  refused([](LoaderOptions& o) { o.augment.random_erase = 1.5; }, "random_erase must be in [0, 1], not 1.5");
+  refused([](LoaderOptions& o) { o.augment.random_erase = -0.1; }, "random_erase");
+  refused([](LoaderOptions& o) { o.preset = "eval", o.augment.auto_augment = "ra"; }, "preset 'eval' takes neither");
+  refused([](LoaderOptions& o) { o.preset = "eval", o.augment.random_erase = 0.1; }, "preset 'eval' takes neither");
+  refused([](LoaderOptions& o) { o.preset = "eval", o.resize_size = 16; }, "resize_size must be 0");
+  refused([](LoaderOptions& o) { o.resize_size = 64; }, "resize_size applies to preset 'eval' only");
 }
 
 }  // namespace

@@ -41,16 +41,11 @@ pipeline::Pipeline<pipeline::Batch> BuildBatches(const LoaderData& data, const L
   config.pad_to = plan.pad_to;
   config.split_batch = plan.split_batch;
   config.shuffle = ShufflesRecords(o);
-  const OutputLayout layout = ParseOutputLayout(o.layout);
   if (o.preset == "eval") {
-    EvalPreset preset = EvalPresetForCrop(o.image_size, layout);
-    preset.draft_decode = o.draft_decode;
+    const EvalPreset preset = EvalPresetOf(o);
     return ShufflesRecords(o) ? pipeline::TrainPipeline(config, preset) : pipeline::EvalPipeline(config, preset);
   }
-  TrainPreset preset;
-  preset.size = o.image_size;
-  preset.layout = layout;
-  return pipeline::TrainPipeline(config, preset);
+  return pipeline::TrainPipeline(config, TrainPresetOf(o));
 }
 
 }  // namespace imgpipe::loader

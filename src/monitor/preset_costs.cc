@@ -47,6 +47,7 @@ PresetCosts MeasurePass(const std::vector<std::string>& images, const PresetCall
   pass.window = steps.window / n;
   pass.resize = steps.resize / n;
   pass.output = steps.output / n;
+  pass.augment = steps.augment / n;
   pass.entropy /= n;
   pass.idct_color /= n;
   pass.whole_decode /= n;
@@ -71,7 +72,7 @@ PresetCosts MeasureCosts(const std::vector<std::string>& images, int rounds, siz
   for (double PresetCosts::*part :
        {&PresetCosts::entropy, &PresetCosts::idct_color, &PresetCosts::whole_decode,
         &PresetCosts::window, &PresetCosts::resize, &PresetCosts::output,
-        &PresetCosts::measured}) {
+        &PresetCosts::augment, &PresetCosts::measured}) {
     std::vector<double> values;
     for (const PresetCosts& p : passes) values.push_back(p.*part);
     costs.*part = Median(values);
@@ -82,7 +83,7 @@ PresetCosts MeasureCosts(const std::vector<std::string>& images, int rounds, siz
 }  // namespace
 
 double PresetCosts::Sum() const {
-  return entropy + idct_color + whole_decode + window + resize + output;
+  return entropy + idct_color + whole_decode + window + resize + output + augment;
 }
 
 PresetCosts MeasureTrainPresetCosts(const std::vector<std::string>& encoded_images,
@@ -137,6 +138,7 @@ std::string PresetCostsTable(const PresetCosts& costs, double pipeline_cpu_per_i
   row("header + crop window", costs.window);
   row("resize", costs.resize);
   row("jitter + flip + normalise / layout", costs.output);
+  if (costs.augment > 0) row("policy + random erasing (--auto-augment ...)", costs.augment);
   std::snprintf(line, sizeof line, "  %-44s %8.3f ms (the preset timed alone: %.3f ms)\n",
                 "sum of the parts", 1e3 * costs.Sum(), 1e3 * costs.measured);
   table += line;

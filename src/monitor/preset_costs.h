@@ -1,8 +1,9 @@
 // Where one image's time goes in the train or eval preset: entropy decoding, the rest of
 // the decode (IDCT, upsampling, colour conversion), the header and crop window, resize,
-// and the output step (jitter, flip, normalise), each measured on the preset's real
-// steps (same window, same DCT scale) over encoded images held in memory, on one
-// thread; and the pipeline's own overhead beside them. Throws what the presets throw.
+// the output step (jitter, flip, normalise) and the train preset's policy and random
+// erasing, each measured on the preset's real steps (same window, same DCT scale) over
+// encoded images held in memory, on one thread; and the pipeline's own overhead beside
+// them. Throws what the presets throw.
 #pragma once
 
 #include <string>
@@ -27,6 +28,7 @@ struct PresetCosts {
   double window = 0;       // header read and the crop window's geometry
   double resize = 0;
   double output = 0;       // jitter, flip, normalise / lay out
+  double augment = 0;      // the train preset's policy and random erasing
   double measured = 0;     // the preset call itself, timed alone in the same rounds
 
   // The parts added up.

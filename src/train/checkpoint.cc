@@ -78,6 +78,12 @@ void SaveCheckpoint(const std::string& path, const Checkpoint& checkpoint) {
   c10::List<torch::Tensor> states;
   for (const std::string& state : checkpoint.pipeline_states) states.push_back(BytesTensor(state));
   root.insert("pipeline_states", states);
+  if (!checkpoint.model_ema.empty()) {
+    c10::Dict<std::string, torch::Tensor> ema;
+    for (const auto& [name, tensor] : checkpoint.model_ema) ema.insert(name, tensor.cpu());
+    root.insert("model_ema", ema);
+    root.insert("model_ema_updates", checkpoint.model_ema_updates);
+  }
   std::vector<char> bytes = torch::pickle_save(c10::IValue(root));
   WriteFileAtomic(path, std::string_view(bytes.data(), bytes.size()));
 }
@@ -106,6 +112,12 @@ Checkpoint LoadCheckpoint(const std::string& path) {
     c.loss_scale = Entry(root, "loss_scale", path).toDouble();
     for (const c10::IValue& state : Entry(root, "pipeline_states", path).toListRef()) {
       c.pipeline_states.push_back(TensorBytes(state.toTensor()));
+    }
+    if (root.contains("model_ema")) {
+      for (const auto& item : root.at("model_ema").toGenericDict()) {
+        c.model_ema.emplace_back(item.key().toStringRef(), item.value().toTensor());
+      }
+      c.model_ema_updates = Entry(root, "model_ema_updates", path).toInt();
     }
   } catch (const c10::Error& e) {
     throw DataError(path, std::nullopt, std::string("malformed checkpoint: ") + e.what_without_backtrace());

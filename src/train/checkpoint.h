@@ -7,6 +7,8 @@
 //            "config": str (the run's options as JSON)}
 //   "optimizer": bytes (torch::optim's own archive), "loss_scale": float,
 //   "pipeline_states": [bytes] (each rank's train pipeline IteratorState, rank order)
+//   "model_ema": {name: tensor}, "model_ema_updates": int (only with --model-ema: the
+//   averaged parameters and buffers, and torchvision's n_averaged)
 #pragma once
 
 #include <torch/torch.h>
@@ -35,6 +37,8 @@ struct Checkpoint {
   std::string optimizer;       // empty: none saved
   double loss_scale = 1.0;
   std::vector<std::string> pipeline_states;  // one per rank; empty: none saved
+  std::vector<std::pair<std::string, torch::Tensor>> model_ema;  // empty: none saved
+  int64_t model_ema_updates = 0;
 };
 
 // Writes `checkpoint` to `path` atomically; no file under `path` is ever partial.

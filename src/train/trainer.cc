@@ -15,8 +15,10 @@
 #include "record/index.h"
 #include "record/tfrecord_reader.h"
 #include "train/autocast.h"
+#include "train/batch_mix.h"
 #include "train/checkpoint.h"
 #include "train/loss_scaler.h"
+#include "train/model_ema.h"
 #include "train/models.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -66,6 +68,7 @@ DataSet FindDataSet(const std::string& data, const pipeline::DataSourceOptions& 
 struct TensorBatch {
   torch::Tensor images;  // N x 3 x H x W float, normalised (channels-last strides)
   torch::Tensor labels;  // N int64
+  std::optional<loader::MixDraw> mix;  // the loader's draw, applied to `images` already
 };
 
 // A uint8 NHWC batch -> normalised float NCHW on `device`, channels-last in memory.
@@ -91,7 +94,7 @@ TensorBatch ToTensors(const pipeline::Batch& batch, int size, int64_t num_classe
                                "): records need image/class/label (0-based)");
     }
   }
-  return {images, labels.to(device)};
+  return {images, labels.to(device), std::nullopt};
 }
 
 // ---------------------------------------------------------------------------------
@@ -118,6 +121,7 @@ void Validate(const TrainOptions& o, const DistributedEnv& env) {
   if (o.image_size < 32) fail("--image-size must be at least 32");
   if (o.resume && o.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
   if (o.data_dir.empty() && !o.synthetic) fail("--data is required (or --synthetic)");
+  CheckModelEmaOptions(o.ema);
 }
 
 // CRC32C of every parameter's bytes, in order: equal on every rank of a healthy run.
@@ -174,7 +178,9 @@ json OptionsJson(const TrainOptions& o) {
           {"image_size", o.image_size},  {"precision", o.precision},
           {"optimizer", o.optimizer},    {"lr", o.lr},
           {"weight_decay", o.weight_decay}, {"warmup_epochs", o.warmup_epochs},
-          {"label_smoothing", o.label_smoothing}, {"seed", o.seed},
+          {"label_smoothing", o.label_smoothing}, {"mixup_alpha", o.mix.mixup_alpha},
+          {"cutmix_alpha", o.mix.cutmix_alpha}, {"model_ema", o.ema.enabled},
+          {"model_ema_decay", o.ema.decay}, {"model_ema_steps", o.ema.steps}, {"seed", o.seed},
           {"deterministic", o.deterministic}, {"synthetic", o.synthetic},
           {"augment", o.augment}, {"shuffle_buffer", o.shuffle_buffer}};
 }
@@ -202,6 +208,15 @@ class Trainer {
   loader::LoaderOptions LoaderOptionsFor(const std::string& split) const;
   loader::LoaderOptions TrainLoaderOptions() const;
   void Resume();
+  // The checkpoint's average of the weights (--model-ema), when it has one.
+  void ResumeEma(const Checkpoint& c, const std::string& path);
+  // The next training batch as tensors, mixed as the loader drew (uint8 batches are
+  // mixed here, after normalising); the synthetic batch on synthetic runs.
+  TensorBatch NextTrainBatch();
+  // The forward pass and the loss (two-label cross-entropy for a mixed batch).
+  torch::Tensor ForwardLoss(const TensorBatch& batch);
+  // Adds `model`'s summed loss, top-1 and top-5 hits on `batch` to sums[0..2].
+  void ScoreBatch(ImageClassifierImpl& model, const TensorBatch& batch, double* sums);
   double TrainSteps(int64_t epoch, int64_t first_step, bool* stopped);
   json Evaluate();
   void SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoch_end);
@@ -227,6 +242,7 @@ class Trainer {
   std::vector<torch::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<DynamicLossScaler> scaler_;
+  std::unique_ptr<ModelEma> ema_;  // --model-ema
   std::unique_ptr<TensorBoardWriter> tensorboard_;
   env::DlopenLibraryLoader nvml_loader_;
   std::unique_ptr<env::GpuSampler> gpu_sampler_;  // on CUDA devices, when NVML answers
@@ -271,6 +287,9 @@ loader::LoaderOptions Trainer::LoaderOptionsFor(const std::string& split) const 
 loader::LoaderOptions Trainer::TrainLoaderOptions() const {
   loader::LoaderOptions lo = LoaderOptionsFor("train");
   lo.preset = o_.augment ? "train" : "eval";
+  lo.augment = o_.augment_options;  // the Loader refuses a policy or erasing with "eval"
+  lo.mixup_alpha = o_.mix.mixup_alpha;  // uint8 batches: the draw comes with the batch
+  lo.cutmix_alpha = o_.mix.cutmix_alpha;
   lo.shuffle = true;
   lo.shuffle_buffer = o_.shuffle_buffer;
   lo.deterministic = o_.deterministic;
@@ -320,6 +339,10 @@ void Trainer::SetUp() {
   params_ = model_->parameters();
   optimizer_ = MakeOptimizer(o_, params_);
   scaler_ = std::make_unique<DynamicLossScaler>(o_.precision == "fp16");
+  if (o_.ema.enabled) {
+    ema_ = std::make_unique<ModelEma>(o_.model, num_classes_, *model_,
+                                      EmaDecayPerUpdate(o_.ema, o_.batch_size, o_.epochs), o_.ema.steps);
+  }
   if (env_.rank == 0 && !o_.logdir.empty()) tensorboard_ = std::make_unique<TensorBoardWriter>(o_.logdir);
   if (device_.is_cuda()) gpu_sampler_ = std::make_unique<env::GpuSampler>(nvml_loader_);
   if (env_.rank == 0 && !o_.checkpoint_dir.empty()) MakeDirectories(o_.checkpoint_dir);
@@ -339,6 +362,7 @@ void Trainer::Resume() {
   }
   LoadModelState(*model_, c.model, path);
   LoadOptimizer(*optimizer_, c.optimizer);
+  if (ema_) ResumeEma(c, path);
   scaler_->set_scale(c.loss_scale);
   step_ = c.meta.step;
   start_epoch_ = c.meta.epoch;
@@ -373,8 +397,6 @@ std::vector<double> Trainer::SumOverRanks(std::vector<double> values) {
 // Runs steps [first_step, steps_per_epoch) of `epoch`; returns the mean loss.
 double Trainer::TrainSteps(int64_t epoch, int64_t first_step, bool* stopped) {
   model_->train();
-  namespace F = torch::nn::functional;
-  auto loss_options = F::CrossEntropyFuncOptions().label_smoothing(o_.label_smoothing);
   double loss_sum = 0;
   int64_t loss_count = 0;
   double window_wait = 0, window_seconds = 0;
@@ -385,30 +407,11 @@ double Trainer::TrainSteps(int64_t epoch, int64_t first_step, bool* stopped) {
       break;
     }
     Clock::time_point start = Clock::now();
-    TensorBatch batch;
-    {
-      trace::ScopedTrace range("input");
-      if (o_.synthetic) {
-        batch = synthetic_;
-      } else {
-        std::optional<loader::LoaderBatch> next = train_pass_->Next();
-        if (!next) throw std::runtime_error("the training pipeline ended early");
-        batch = ToTensors(*next->batch, o_.image_size, num_classes_, device_);
-      }
-    }
+    TensorBatch batch = NextTrainBatch();
     Clock::time_point got_input = Clock::now();
 
     double lr = LearningRateAt(step_, total_steps_, warmup_steps_, o_.lr);
-    torch::Tensor loss;
-    {
-      trace::ScopedTrace range("forward");
-      torch::Tensor logits;
-      {
-        AutocastScope autocast(device_.type(), autocast_dtype_, autocast_);
-        logits = model_->forward(batch.images);
-      }
-      loss = F::cross_entropy(logits.to(torch::kFloat32), batch.labels, loss_options);
-    }
+    torch::Tensor loss = ForwardLoss(batch);
     optimizer_->zero_grad();
     {
       trace::ScopedTrace range("backward");
@@ -428,6 +431,7 @@ double Trainer::TrainSteps(int64_t epoch, int64_t first_step, bool* stopped) {
       scaler_->Update(finite);
     }
     ++step_;
+    if (ema_) ema_->AfterStep(*model_, s, epoch, o_.warmup_epochs);
     double loss_value = loss.item<double>();
     Clock::time_point end = Clock::now();
 
@@ -482,6 +486,8 @@ json Trainer::Evaluate() {
   if (!validation_loader_) {
     loader::LoaderOptions lo = LoaderOptionsFor(data_.validation_split);
     lo.preset = "eval";
+    if (o_.val_crop_size > 0) lo.image_size = o_.val_crop_size;
+    lo.resize_size = o_.val_resize_size;  // 0: the crop's * 256 / 224
     lo.last_batch = "partial";  // every record exactly once
     lo.stand_ins = false;       // a bad record is left out of the figures, not counted twice
     lo.start_ahead = false;     // the next evaluation is an epoch of training away
@@ -491,29 +497,71 @@ json Trainer::Evaluate() {
 
   model_->eval();
   torch::NoGradGuard no_grad;
-  double loss_sum = 0, top1 = 0, top5 = 0, count = 0;
+  std::vector<ImageClassifierImpl*> models = {model_.get()};
+  if (ema_) models.push_back(&ema_->model());
+  std::vector<double> sums(3 * models.size() + 1, 0.0);  // per model: loss, top-1, top-5; then records
   while (std::optional<loader::LoaderBatch> next = batches->Next()) {
-    TensorBatch batch = ToTensors(*next->batch, o_.image_size, num_classes_, device_);
-    torch::Tensor logits;
-    {
-      AutocastScope autocast(device_.type(), autocast_dtype_, autocast_);
-      logits = model_->forward(batch.images).to(torch::kFloat32);
-    }
-    loss_sum += torch::nn::functional::cross_entropy(
-                    logits, batch.labels,
-                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                    .item<double>();
-    int64_t k = std::min<int64_t>(5, num_classes_);
-    torch::Tensor best = std::get<1>(logits.topk(k, 1));
-    torch::Tensor hits = best.eq(batch.labels.unsqueeze(1));
-    top1 += hits.select(1, 0).sum().item<double>();
-    top5 += hits.any(1).sum().item<double>();
-    count += static_cast<double>(next->batch->size);
+    TensorBatch batch = ToTensors(*next->batch, next->image_size, num_classes_, device_);
+    for (size_t m = 0; m < models.size(); ++m) ScoreBatch(*models[m], batch, &sums[3 * m]);
+    sums.back() += static_cast<double>(next->batch->size);
   }
-  std::vector<double> sums = SumOverRanks({loss_sum, top1, top5, count});
-  if (sums[3] == 0) return json::object();
-  return {{"val_loss", sums[0] / sums[3]}, {"val_top1", sums[1] / sums[3]},
-          {"val_top5", sums[2] / sums[3]}, {"val_records", static_cast<int64_t>(sums[3])}};
+  sums = SumOverRanks(sums);
+  const double count = sums.back();
+  if (count == 0) return json::object();
+  json scores = {{"val_records", static_cast<int64_t>(count)}};
+  for (size_t m = 0; m < models.size(); ++m) {  // the model's, then the average's (ema_val_*)
+    const std::string prefix = m == 0 ? "val_" : "ema_val_";
+    scores[prefix + "loss"] = sums[3 * m] / count;
+    scores[prefix + "top1"] = sums[3 * m + 1] / count;
+    scores[prefix + "top5"] = sums[3 * m + 2] / count;
+  }
+  return scores;
+}
+
+void Trainer::ScoreBatch(ImageClassifierImpl& model, const TensorBatch& batch, double* sums) {
+  torch::Tensor logits;
+  {
+    AutocastScope autocast(device_.type(), autocast_dtype_, autocast_);
+    logits = model.forward(batch.images).to(torch::kFloat32);
+  }
+  namespace F = torch::nn::functional;
+  sums[0] += F::cross_entropy(logits, batch.labels, F::CrossEntropyFuncOptions().reduction(torch::kSum))
+                 .item<double>();
+  const int64_t k = std::min<int64_t>(5, num_classes_);
+  torch::Tensor hits = std::get<1>(logits.topk(k, 1)).eq(batch.labels.unsqueeze(1));
+  sums[1] += hits.select(1, 0).sum().item<double>();
+  sums[2] += hits.any(1).sum().item<double>();
+}
+
+TensorBatch Trainer::NextTrainBatch() {
+  trace::ScopedTrace range("input");
+  if (o_.synthetic) return synthetic_;
+  std::optional<loader::LoaderBatch> next = train_pass_->Next();
+  if (!next) throw std::runtime_error("the training pipeline ended early");
+  TensorBatch batch = ToTensors(*next->batch, o_.image_size, num_classes_, device_);
+  if (next->mix) {
+    MixImages(batch.images, *next->mix);
+    batch.mix = next->mix;
+  }
+  return batch;
+}
+
+torch::Tensor Trainer::ForwardLoss(const TensorBatch& batch) {
+  trace::ScopedTrace range("forward");
+  torch::Tensor logits;
+  {
+    AutocastScope autocast(device_.type(), autocast_dtype_, autocast_);
+    logits = model_->forward(batch.images);
+  }
+  return MixedCrossEntropy(logits.to(torch::kFloat32), batch.labels, batch.mix, o_.label_smoothing);
+}
+
+void Trainer::ResumeEma(const Checkpoint& c, const std::string& path) {
+  if (c.model_ema.empty()) {
+    Message(path + " holds no model EMA: the average starts from the resumed model");
+    return;
+  }
+  ema_->Load(c.model_ema, c.model_ema_updates, path);
 }
 
 void Trainer::SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoch_end) {
@@ -536,6 +584,10 @@ void Trainer::SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoc
   c.model = ModelState(*model_);
   c.optimizer = OptimizerBytes(*optimizer_);
   c.loss_scale = scaler_->scale();
+  if (ema_) {
+    c.model_ema = ema_->State();
+    c.model_ema_updates = ema_->updates();
+  }
   if (!o_.synthetic) c.pipeline_states = std::move(states);
   std::string path = JoinPath(o_.checkpoint_dir, "last.pt");
   SaveCheckpoint(path, c);
@@ -555,7 +607,9 @@ json Trainer::Run() {
   if (o_.synthetic) {
     torch::Tensor images = torch::randn({replica_batch_, 3, o_.image_size, o_.image_size}, device_)
                                .contiguous(torch::MemoryFormat::ChannelsLast);
-    synthetic_ = {images, torch::randint(num_classes_, {replica_batch_}, torch::TensorOptions(device_).dtype(torch::kInt64))};
+    synthetic_ = {images,
+                  torch::randint(num_classes_, {replica_batch_}, torch::TensorOptions(device_).dtype(torch::kInt64)),
+                  std::nullopt};
   }
   if (o_.resume) Resume();
 

@@ -9,8 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "loader/loader_options.h"
+#include "loader/batch_mixing.h"
 #include "pipeline/data_source.h"
 #include "train/distributed.h"
+#include "train/model_ema.h"
 
 namespace imgpipe::train {
 
@@ -27,6 +30,10 @@ struct TrainOptions {
   double weight_decay = 1e-4;
   double warmup_epochs = 0;
   double label_smoothing = 0;
+  // --mixup-alpha, --cutmix-alpha: batches mixed as torchvision's reference does; the
+  // loss is lambda * CE(y) + (1 - lambda) * CE(roll(y, 1)) (loader/batch_mixing.h).
+  loader::BatchMixOptions mix;
+  ModelEmaOptions ema;             // --model-ema: validation also reports ema_val_*
   std::string logdir;              // TensorBoard event files; empty: none
   std::string checkpoint_dir;      // empty: no checkpoints
   int64_t checkpoint_every = 0;    // steps; 0: at epoch ends only
@@ -35,6 +42,9 @@ struct TrainOptions {
   uint64_t seed = 0;
   bool deterministic = true;       // same batches, same order, whatever the timing
   bool augment = true;             // random-resized-crop + flip; off: the eval preprocessing
+  loader::AugmentOptions augment_options;  // --auto-augment, --ra-*, --random-erase (train preset)
+  int val_resize_size = 0;         // validation's resize of the shorter side; 0: crop * 256 / 224
+  int val_crop_size = 0;           // validation's centre crop; 0: image_size
   size_t shuffle_buffer = 1024;    // records; 0: no shuffle
   bool synthetic = false;          // batches made once in memory: the model's own rate
   int classes = 0;                 // synthetic runs: number of classes (default 10)

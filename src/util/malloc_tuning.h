@@ -8,8 +8,9 @@
 
 namespace imgpipe {
 
-// Keeps large buffers on malloc's heaps (mmap only above 1 GiB) and keeps freed memory
-// for reuse instead of returning it to the OS at once. Returns false where the C
+// Keeps large buffers on malloc's heaps (mmap only above 1 GiB), keeps freed memory
+// for reuse instead of returning it to the OS at once, and serves threads started
+// after the call from one arena. Returns false where the C
 // library is not glibc (then nothing changes).
 bool TuneMallocForLargeBuffers();
 
