@@ -17,20 +17,40 @@ import sys
 import time
 
 
-def dataloader_rate(images, train, threads, batch_size, seconds, warmup):
+def torchvision_transform(train, auto_augment=None, random_erase=0.0):
+    """torchvision's ImageNet transforms: the train recipe (RandomResizedCrop(224),
+    RandomHorizontalFlip, then, with a policy or erasing, the reference train.py's order:
+    the policy on the PIL crop, PILToTensor, ConvertImageDtype, Normalize, RandomErasing)
+    or the eval one (Resize(256), CenterCrop(224))."""
     import torch
-    import torchvision.datasets as datasets
     import torchvision.transforms as T
 
     normalize = T.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
-    if train:
-        transform = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(), normalize])
-    else:
-        transform = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(), normalize])
+    if not train:
+        return T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(), normalize])
+    steps = [T.RandomResizedCrop(224), T.RandomHorizontalFlip()]
+    if auto_augment is None and random_erase == 0:
+        return T.Compose(steps + [T.ToTensor(), normalize])
+    policies = {"ta_wide": T.TrivialAugmentWide, "ra": T.RandAugment,
+                "imagenet": lambda: T.AutoAugment(T.AutoAugmentPolicy.IMAGENET)}
+    if auto_augment is not None:
+        steps.append(policies[auto_augment]())
+    steps += [T.PILToTensor(), T.ConvertImageDtype(torch.float), normalize]
+    if random_erase > 0:
+        steps.append(T.RandomErasing(p=random_erase))
+    return T.Compose(steps)
+
+
+def dataloader_rate(images, transform, shuffle, threads, batch_size, seconds, warmup):
+    """images/s of torchvision's ImageFolder(images, transform) through a DataLoader with
+    `threads` workers (each with one torch thread)."""
+    import torch
+    import torchvision.datasets as datasets
+
     dataset = datasets.ImageFolder(images, transform)
     torch.set_num_threads(1)
     loader = torch.utils.data.DataLoader(
-        dataset, batch_size=batch_size, shuffle=train, num_workers=threads,
+        dataset, batch_size=batch_size, shuffle=shuffle, num_workers=threads,
         persistent_workers=threads > 0, drop_last=False,
         worker_init_fn=lambda _: torch.set_num_threads(1))
 
@@ -86,8 +106,9 @@ def main():
           f"{args.seconds:.0f} s measured after {args.warmup:.0f} s warm-up")
     print(f"{'transforms':<8} {'pipeline':<34} {'images/s':>10} {'ratio':>8}")
     for preset in ("train", "eval"):
-        torch_rate = dataloader_rate(args.images, preset == "train", args.threads, args.batch_size,
-                                     args.seconds, args.warmup)
+        train = preset == "train"
+        torch_rate = dataloader_rate(args.images, torchvision_transform(train), train, args.threads,
+                                     args.batch_size, args.seconds, args.warmup)
         print(f"{preset:<8} {'torch DataLoader (ImageFolder)':<34} {torch_rate:>10.1f} {1.0:>7.2f}x")
         sources = [("imgpipe, image folder", args.images)]
         if args.shards:

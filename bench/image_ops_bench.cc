@@ -1,14 +1,18 @@
 // Image operations one at a time, single-threaded, over the 47 photos of
 // ${IMGPIPE_TESTDATA_DIR}/images/photos-by-class (640 to 1920 pixels wide): full
-// TurboJPEG decode, crop-window and DCT-scaled decodes, Resize, and the train and eval
-// presets with and without region decode. items_per_second is images per second per
-// core; compare rows side by side (e.g. train preset with / without region decode).
+// TurboJPEG decode, crop-window and DCT-scaled decodes, Resize, the train and eval
+// presets with and without region decode, the train preset with torchvision's policies,
+// and each policy op on 224x224 crops of the photos. items_per_second is images per
+// second per core; compare rows side by side (e.g. train preset with / without region
+// decode; an op's row against Identity's, which is the copy every op row includes).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "image/augment_ops.h"
 #include "image/codec.h"
 #include "image/jpeg_region_decoder.h"
 #include "image/presets.h"
@@ -132,6 +136,68 @@ void BM_TrainPreset(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_TrainPreset)->ArgName("region_decode")->Arg(1)->Arg(0);
+
+// The train preset (region decode, float32) with a policy (AugmentPolicyKind: 0 none,
+// 1 ta_wide, 2 ra, 3 imagenet) and random erasing with p = range(1) / 100: the
+// recipe's cost against the plain preset's row (0, 0).
+void BM_TrainPresetPolicy(benchmark::State& state) {
+  TrainPreset preset;
+  preset.augment.kind = static_cast<AugmentPolicyKind>(state.range(0));
+  preset.random_erase = static_cast<double>(state.range(1)) / 100;
+  std::vector<uint8_t> out(OutputBytes(preset.layout, preset.size));
+  OverPhotos(state, [&](const Photo& p, uint64_t i) {
+    ApplyTrainPreset(p.bytes, p.path, preset, i, out.data());
+    benchmark::DoNotOptimize(out.data());
+  });
+}
+BENCHMARK(BM_TrainPresetPolicy)
+    ->ArgNames({"policy", "erase_percent"})
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({1, 10})
+    ->Args({2, 0})
+    ->Args({3, 0})
+    ->Args({0, 100});
+
+// The 224x224 centre-ish crops (resized) of the photos, the policies' input.
+const std::vector<Image>& Crops224() {
+  static const std::vector<Image> crops = [] {
+    std::vector<Image> out;
+    for (const Photo& p : Photos()) {
+      const Image full = DecodeImage(p.bytes, p.path);
+      const int side = std::min(full.width, full.height);
+      Image crop{224, 224, 3, std::vector<uint8_t>(224 * 224 * 3)};
+      const uint8_t* corner = full.row((full.height - side) / 2) + (full.width - side) / 2 * 3;
+      ResizeInto(corner, side, side, full.row_bytes(), 3, crop.pixels.data(), 224, 224, 224 * 3);
+      out.push_back(std::move(crop));
+    }
+    return out;
+  }();
+  return crops;
+}
+
+// One op (AugmentOp's order) at a mid-range magnitude of TrivialAugmentWide's space, on
+// a fresh copy of a crop each time (Identity's row is that copy alone).
+void BM_AugmentOp(benchmark::State& state) {
+  const AugmentOp op = static_cast<AugmentOp>(state.range(0));
+  constexpr double kMagnitudes[kAugmentOpCount] = {0,   0.5, 0.5, 16,  16,  67.5, 0.5, 0.5,
+                                                   0.5, 0.5, 4,   128, 0,   0,    0};
+  state.SetLabel(AugmentOpName(op));
+  const std::vector<Image>& crops = Crops224();
+  if (crops.empty()) {
+    state.SkipWithError("no photos under IMGPIPE_TESTDATA_DIR");
+    return;
+  }
+  Image image;
+  uint64_t i = 0;
+  for (auto _ : state) {
+    image = crops[i++ % crops.size()];
+    ApplyAugmentOp(&image, op, kMagnitudes[state.range(0)]);
+    benchmark::DoNotOptimize(image.pixels.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_AugmentOp)->ArgName("op")->DenseRange(0, kAugmentOpCount - 1);
 
 void BM_EvalPreset(benchmark::State& state) {
   EvalPreset preset;

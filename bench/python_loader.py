@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_torch import dataloader_rate, images_per_s, imgpipe_rate  # noqa: E402
+from compare_torch import dataloader_rate, images_per_s, imgpipe_rate, torchvision_transform  # noqa: E402
 
 
 def python_loader_rate(shards, threads, batch_size, seconds, warmup, start_ahead=True):
@@ -84,7 +84,7 @@ def main():
         "imgpipe bench (shards)": lambda: imgpipe_rate(
             args.imgpipe, args.shards, "train", cores, args.batch_size, args.seconds, args.warmup),
         "torch DataLoader (ImageFolder)": lambda: dataloader_rate(
-            args.images, True, cores, args.batch_size, args.seconds, args.warmup),
+            args.images, torchvision_transform(True), True, cores, args.batch_size, args.seconds, args.warmup),
         "imgpipe bench --endless (shards)": lambda: imgpipe_rate(
             args.imgpipe, args.shards, "train", cores, args.batch_size, args.seconds, args.warmup,
             ["--endless"]),

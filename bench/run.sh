@@ -104,6 +104,15 @@ restart_benchmarks "397 real ImageNet photos (hymenoptera)" \
   --min-shards 4 --jpeg-restart-interval 1 >/dev/null
 pipeline_benchmarks "47 real photos of 640 to 1920 px (photos-by-class)" \
   "$testdata/photos-by-class" "$work/by-class-shards" "$work/by-class-restart-shards"
+# torchvision's recipe augmentation (TrivialAugmentWide + random erasing) on both photo
+# sets: its cost to imgpipe and to the DataLoader, side by side.
+/usr/bin/python3 "$here/augment_bench.py" --imgpipe "$imgpipe" \
+  --name "397 real ImageNet photos (hymenoptera)" \
+  --images "$work/hymenoptera" --shards "$work/hymenoptera-shards"
+/usr/bin/python3 "$here/augment_bench.py" --imgpipe "$imgpipe" \
+  --name "47 real photos of 640 to 1920 px (photos-by-class)" \
+  --images "$testdata/photos-by-class" --shards "$work/by-class-shards"
+echo
 
 # Then scale: 2,000 ImageNet-sized (500x375, ~110 KB) synthetic JPEGs, which decode
 # almost twice as fast as photographs (they flatter imgpipe).

@@ -184,15 +184,19 @@ TEST(Train, HumanOutputHasProgressEpochLinesAndTheVerdict) {
   EXPECT_EQ(ListDirectory(dir).size(), 1u);  // one TensorBoard event file
 }
 
-// --mixup-alpha, --cutmix-alpha and --model-ema reach the run: the EMA is validated,
-// checkpointed, and a run stopped after 3 steps then resumed ends with the uninterrupted
-// run's weights and average, bit for bit.
-TEST(Train, MixingAndModelEmaFlagsResumeExactly) {
-  std::string dir = FreshDir("mix_ema");
-  std::vector<std::string> args = {"train", "--data", train::SmallTrainingSet(), "--model", "small-resnet",
-                                   "--image-size", "32", "--batch-size", "8", "--epochs", "1",
-                                   "--threads", "1", "--intra-op-threads", "1", "--mixup-alpha", "0.2",
-                                   "--cutmix-alpha", "1.0", "--model-ema", "--model-ema-steps", "2",
+// torchvision's recipe line (--auto-augment ta_wide --random-erase 0.1 --mixup-alpha 0.2
+// --cutmix-alpha 1.0 --label-smoothing 0.1 --model-ema, with its crop and resize flags)
+// on resnet18: the EMA is validated, the options are checkpointed, and a run stopped
+// mid-epoch (step 3 of 6) then resumed ends with the uninterrupted run's weights and
+// average, bit for bit.
+TEST(Train, FullRecipeResumesExactly) {
+  std::string dir = FreshDir("recipe");
+  std::vector<std::string> args = {"train", "--data", train::SmallTrainingSet(), "--model", "resnet18",
+                                   "--train-crop-size", "32", "--val-resize-size", "40", "--val-crop-size",
+                                   "32", "--batch-size", "8", "--epochs", "1", "--threads", "1",
+                                   "--intra-op-threads", "1", "--auto-augment", "ta_wide", "--random-erase",
+                                   "0.1", "--mixup-alpha", "0.2", "--cutmix-alpha", "1.0",
+                                   "--label-smoothing", "0.1", "--model-ema", "--model-ema-steps", "2",
                                    "--json", "--checkpoint-dir"};
   const std::string reference = JoinPath(dir, "reference"), resumed = JoinPath(dir, "resumed");
   std::vector<std::string> run = args;
@@ -202,7 +206,13 @@ TEST(Train, MixingAndModelEmaFlagsResumeExactly) {
   nlohmann::json summary = JsonLines(whole.out).back();
   EXPECT_TRUE(summary.contains("ema_val_top1")) << summary.dump();
   train::Checkpoint a = train::LoadCheckpoint(JoinPath(reference, "last.pt"));
-  EXPECT_EQ(nlohmann::json::parse(a.meta.config_json)["cutmix_alpha"], 1.0);
+  const nlohmann::json config = nlohmann::json::parse(a.meta.config_json);
+  EXPECT_EQ(config["cutmix_alpha"], 1.0);
+  EXPECT_EQ(config["auto_augment"], "ta_wide");
+  EXPECT_EQ(config["random_erase"], 0.1);
+  EXPECT_EQ(config["label_smoothing"], 0.1);
+  EXPECT_EQ(config["val_resize_size"], 40);
+  EXPECT_EQ(summary["steps"], 6);
 
   run = args;
   run.push_back(resumed);

@@ -64,9 +64,10 @@ uint8_t Clip8(float v) { return static_cast<uint8_t>(std::min(std::max(v, 0.0f),
 
 // Pillow's ImagingBlend(degenerate, image, alpha) for one sample: in float32,
 // degenerate + alpha * (image - degenerate), through Clip8. `alpha` is the factor as
-// Pillow receives it, a C float.
-uint8_t Blend(float alpha, int degenerate, int value) {
-  return Clip8(static_cast<float>(degenerate) + alpha * static_cast<float>(value - degenerate));
+// Pillow receives it, a C float; the samples are integers held as float (their
+// difference is then exact, as Pillow's int-to-float is).
+uint8_t Blend(float alpha, float degenerate, float value) {
+  return Clip8(degenerate + alpha * (value - degenerate));
 }
 
 // Every sample of channel k through luts[k].
@@ -91,7 +92,7 @@ void ApplyLut(Image* image, const Lut& lut) { ApplyLuts(image, {lut, lut, lut});
 Lut BlendLut(double factor, int degenerate) {
   const float alpha = static_cast<float>(factor);
   Lut lut;
-  for (int v = 0; v < 256; ++v) lut[v] = Blend(alpha, degenerate, v);
+  for (int v = 0; v < 256; ++v) lut[v] = Blend(alpha, static_cast<float>(degenerate), static_cast<float>(v));
   return lut;
 }
 
@@ -125,6 +126,29 @@ void ApplyHistogramLuts(Image* image, const char* what, MakeLut make) {
 
 // Pillow's "RGB" to "L": (19595 R + 38470 G + 7471 B + 0x8000) >> 16.
 int Luma(const uint8_t* p) { return (p[0] * 19595 + p[1] * 38470 + p[2] * 7471 + 0x8000) >> 16; }
+
+// Blend(alpha, degenerate[i], row[i]) into row[i] for i < n. Compiled for AVX2 too, as
+// SharpenRow.
+__attribute__((target_clones("avx2", "default"))) void BlendRow(const float* degenerate,
+                                                                float alpha, size_t n,
+                                                                uint8_t* row) {
+  for (size_t i = 0; i < n; ++i) row[i] = Blend(alpha, degenerate[i], static_cast<float>(row[i]));
+}
+
+// One row of EnhanceSharpness inside the border, samples [c, n - c): ImagingFilter3x3's
+// sum of 0.5, the row below's and the row above's outer sums (`down`, `up`) and the
+// centre row's (`mid`, as float) through Clip8, blended with the pixel by `alpha` into
+// `out`. Compiled for AVX2 too (chosen at load time); no FMA, so the same float results.
+__attribute__((target_clones("avx2", "default"))) void SharpenRow(
+    const float* up, const float* mid, const float* down, size_t c, size_t n, float alpha,
+    uint8_t* out) {
+  const float k1 = 1.0f / 13.0f, k5 = 5.0f / 13.0f;
+  for (size_t i = c; i < n - c; ++i) {
+    const float centre = mid[i - c] * k1 + mid[i] * k5 + mid[i + c] * k1;
+    const float smooth = static_cast<float>(Clip8((0.5f + down[i]) + centre + up[i]));
+    out[i] = Blend(alpha, smooth, mid[i]);
+  }
+}
 
 // Python's float % (CPython's float_rem): the result takes the sign of the divisor.
 double PyFloatMod(double x, double m) {
@@ -272,6 +296,11 @@ void ThroughScratch(Image* image, Op op) {
 
 const char* AugmentOpName(AugmentOp op) { return kOpNames[static_cast<int>(op)]; }
 
+bool IsGeometricAugmentOp(AugmentOp op) {
+  return op == AugmentOp::kShearX || op == AugmentOp::kShearY || op == AugmentOp::kTranslateX ||
+         op == AugmentOp::kTranslateY || op == AugmentOp::kRotate;
+}
+
 AugmentOp ParseAugmentOp(const std::string& name) {
   std::string names;
   for (int i = 0; i < kAugmentOpCount; ++i) {
@@ -357,12 +386,15 @@ void EnhanceBrightness(Image* image, double factor) {
 void EnhanceColor(Image* image, double factor) {
   CheckChannels(*image, "EnhanceColor");
   if (image->channels == 1) return;  // its grey is itself
+  // Row by row: each sample's grey (its pixel's Luma, as float), then the blends over the
+  // row's samples, a loop that vectorises.
   const float alpha = static_cast<float>(factor);
-  uint8_t* p = image->pixels.data();
-  uint8_t* const end = p + image->pixels.size();
-  for (; p < end; p += 3) {
-    const int gray = Luma(p);
-    for (int k = 0; k < 3; ++k) p[k] = Blend(alpha, gray, p[k]);
+  const size_t n = image->row_bytes();
+  std::vector<float> gray(n);
+  for (int y = 0; y < image->height; ++y) {
+    uint8_t* r = image->row(y);
+    for (size_t i = 0; i < n; i += 3) gray[i] = gray[i + 1] = gray[i + 2] = static_cast<float>(Luma(r + i));
+    BlendRow(gray.data(), alpha, n, r);
   }
 }
 
@@ -389,32 +421,34 @@ void EnhanceSharpness(const Image& src, double factor, Image* out) {
   if (w < 3 || h < 3) return;
   // 1. Pillow's kernel in float32: 1/13 around a centre of 5/13. The rows above and below
   //    weigh alike, so each row's sum with weights 1 1 1 serves both of its neighbours:
-  //    sums[0..2] hold those of rows y - 1, y and y + 1.
-  const float k1 = 1.0f / 13.0f, k5 = 5.0f / 13.0f;
-  auto f = [](uint8_t v) { return static_cast<float>(v); };
+  //    sums[0..2] hold those of rows y - 1, y and y + 1, and mid the samples of row y as
+  //    float (simple loops over float rows, which vectorise).
+  const float k1 = 1.0f / 13.0f;
   const size_t n = src.row_bytes();
-  std::vector<float> buffer(3 * n);
+  std::vector<float> buffer(5 * n);
   float* sums[3] = {buffer.data(), buffer.data() + n, buffer.data() + 2 * n};
-  auto outer_sums = [&](int y, float* s) {
+  float* const samples = buffer.data() + 3 * n;  // row y + 1 as float
+  float* mid = buffer.data() + 4 * n;            // row y as float
+  auto to_float = [&](int y, float* f) {
     const uint8_t* r = src.row(y);
-    for (size_t i = c; i < n - c; ++i) s[i] = f(r[i - c]) * k1 + f(r[i]) * k1 + f(r[i + c]) * k1;
+    for (size_t i = 0; i < n; ++i) f[i] = static_cast<float>(r[i]);
   };
-  outer_sums(0, sums[0]);
-  outer_sums(1, sums[1]);
+  auto outer_sums = [&](const float* f, float* s) {
+    for (size_t i = c; i < n - c; ++i) s[i] = f[i - c] * k1 + f[i] * k1 + f[i + c] * k1;
+  };
+  to_float(0, samples);
+  outer_sums(samples, sums[0]);
+  to_float(1, mid);
+  outer_sums(mid, sums[1]);
   // 2. Inside: ImagingFilter3x3's sum (0.5, then the rows below, at and above), through
-  //    Clip8, then blended with the pixel.
+  //    Clip8 (a truncation to an integer), then blended with the pixel.
   const float alpha = static_cast<float>(factor);
   for (int y = 1; y < h - 1; ++y) {
-    outer_sums(y + 1, sums[2]);
-    const uint8_t* mid = src.row(y);
-    const float* up = sums[0];
-    const float* down = sums[2];
-    uint8_t* o = out->row(y);
-    for (size_t i = c; i < n - c; ++i) {
-      const float centre = f(mid[i - c]) * k1 + f(mid[i]) * k5 + f(mid[i + c]) * k1;
-      o[i] = Blend(alpha, Clip8((0.5f + down[i]) + centre + up[i]), mid[i]);
-    }
+    to_float(y + 1, samples);
+    outer_sums(samples, sums[2]);
+    SharpenRow(sums[0], mid, sums[2], c, n, alpha, out->row(y));
     std::rotate(sums, sums + 1, sums + 3);
+    std::copy(samples, samples + n, mid);
   }
 }
 

@@ -40,6 +40,10 @@ inline constexpr int kAugmentOpCount = 15;
 const char* AugmentOpName(AugmentOp op);
 // The op of a torchvision name; throws InvalidArgument naming `name` and the names allowed.
 AugmentOp ParseAugmentOp(const std::string& name);
+// True for the ops that move pixels (ShearX/Y, TranslateX/Y, Rotate). The others act
+// on each pixel, on a symmetric 3x3 neighbourhood (Sharpness) or on the histogram, so
+// they commute with a horizontal flip.
+bool IsGeometricAugmentOp(AugmentOp op);
 
 // The colour of pixels a geometric op maps from outside the image, per channel (a 1-channel
 // image uses the first). torchvision's policies default to fill=None, which its PIL path

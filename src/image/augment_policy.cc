@@ -244,19 +244,21 @@ AugmentPolicyKind ParseAugmentPolicy(const std::string& name) {
   std::string allowed;
   for (size_t i = 0; i < names.size(); ++i) {
     if (name == names[i]) return static_cast<AugmentPolicyKind>(i);
-    allowed += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    allowed += (i == 0 ? "'" : ", '") + names[i] + "'";
   }
-  throw InvalidArgument("unknown --auto-augment policy '" + name + "': use " + allowed);
+  throw InvalidArgument("auto_augment must be one of " + allowed + ", not '" + name + "'");
 }
 
 void CheckAugmentPolicyOptions(const AugmentPolicyOptions& o) {
-  if (o.ra_num_ops < 0 || o.num_magnitude_bins < 2 || o.ra_magnitude < 0 ||
-      o.ra_magnitude >= o.num_magnitude_bins) {
-    throw InvalidArgument("augmentation policy: needs ra_num_ops >= 0 (got " +
-                          std::to_string(o.ra_num_ops) + "), num_magnitude_bins >= 2 (got " +
-                          std::to_string(o.num_magnitude_bins) +
-                          ") and ra_magnitude in [0, num_magnitude_bins) (got " +
-                          std::to_string(o.ra_magnitude) + ")");
+  if (o.ra_num_ops < 0) {
+    throw InvalidArgument("ra_num_ops must be >= 0, not " + std::to_string(o.ra_num_ops));
+  }
+  if (o.num_magnitude_bins < 2) {
+    throw InvalidArgument("num_magnitude_bins must be >= 2, not " + std::to_string(o.num_magnitude_bins));
+  }
+  if (o.ra_magnitude < 0 || o.ra_magnitude >= o.num_magnitude_bins) {
+    throw InvalidArgument("ra_magnitude must be in [0, " + std::to_string(o.num_magnitude_bins - 1) +
+                          "], not " + std::to_string(o.ra_magnitude));
   }
 }
 

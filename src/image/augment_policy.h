@@ -27,7 +27,8 @@ enum class AugmentPolicyKind {
 const char* AugmentPolicyName(AugmentPolicyKind kind);
 // Those names, in the enum's order.
 const std::vector<std::string>& AugmentPolicyNames();
-// The kind of a name; throws InvalidArgument naming `name` and the names allowed.
+// The kind of a name; throws InvalidArgument ("auto_augment must be one of 'none', ...,
+// not 'x'") naming `name` and the names allowed.
 AugmentPolicyKind ParseAugmentPolicy(const std::string& name);
 
 // torchvision's policy arguments, named as the reference train.py's flags. torchvision
@@ -40,7 +41,8 @@ struct AugmentPolicyOptions {
   AugmentFill fill = {0, 0, 0};                        // fill=None: 0
 };
 
-// Throws InvalidArgument unless ra_num_ops >= 0, num_magnitude_bins >= 2 and
+// Throws InvalidArgument naming the first option out of range ("ra_magnitude must be in
+// [0, 30], not 31") unless ra_num_ops >= 0, num_magnitude_bins >= 2 and
 // 0 <= ra_magnitude < num_magnitude_bins.
 void CheckAugmentPolicyOptions(const AugmentPolicyOptions& options);
 

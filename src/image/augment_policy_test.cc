@@ -187,7 +187,8 @@ TEST(AugmentPolicyTest, NamesParseAndBadOnesThrow) {
     } catch (const InvalidArgument& e) {
       const std::string what = e.what();
       EXPECT_NE(what.find("'" + bad + "'"), std::string::npos) << what;
-      EXPECT_NE(what.find("none, ta_wide, ra or imagenet"), std::string::npos) << what;
+      EXPECT_NE(what.find("auto_augment must be one of 'none', 'ta_wide', 'ra', 'imagenet'"), std::string::npos)
+          << what;
     }
   }
   SplitMix64 random(0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "image/codec.h"
 #include "image/image_format.h"
@@ -216,20 +217,24 @@ void WriteOutput(const Image& image, OutputLayout layout, const std::array<float
 }
 
 // The train preset's steps after the jitter when a policy or random erasing is on: the
-// flip (on `image`, when a policy follows: its geometric ops do not commute with it), the
-// policy, the layout into `out`, and random erasing (before the uint8 copy, mirrored as
-// the copy mirrors; after Normalize for float32), their draws from TrainAugmentSeed(seed).
+// flip (on `image` when the policy drew a geometric op, which does not commute with it;
+// else in the layout's copy), the policy, the layout into `out`, and random erasing
+// (before the uint8 copy, mirrored as the copy mirrors; after Normalize for float32),
+// their draws from TrainAugmentSeed(seed).
 void AugmentAndWrite(Image& image, const TrainPreset& preset, uint64_t seed, bool flip,
                      void* out, StepClock& clock) {
   SplitMix64 random(TrainAugmentSeed(seed));
   bool mirror = flip;
-  // 1. The flip, then the policy on the flipped crop.
-  if (preset.augment.kind != AugmentPolicyKind::kNone) {
-    if (flip) HorizontalFlip(&image);
+  // 1. The policy's ops, drawn; the flip first when one of them moves pixels.
+  const std::vector<AugmentDraw> draws =
+      DrawAugmentPolicy(preset.augment, image.height, image.width, random);
+  if (flip && std::any_of(draws.begin(), draws.end(),
+                          [](const AugmentDraw& d) { return IsGeometricAugmentOp(d.op); })) {
+    HorizontalFlip(&image);
     mirror = false;
     clock.Lap(&PresetStepTimes::output);
-    ApplyAugmentPolicy(&image, preset.augment, random);
   }
+  for (const AugmentDraw& d : draws) ApplyAugmentOp(&image, d.op, d.magnitude, preset.augment.fill);
   // 2. Erasing's rectangle; uint8: erased before the copy.
   const int size = preset.size;
   const std::optional<EraseRect> rect = SampleErasing(size, size, preset.random_erase, random);

@@ -67,7 +67,6 @@ Loader::Loader(const std::string& data, LoaderOptions options)
     : options_(std::move(options)), batches_(nullptr) {
   // 1. The options, the data and this rank's share of it.
   CheckOptions(options_);
-  CheckBatchMixOptions({options_.mixup_alpha, options_.cutmix_alpha});
   data_ = ResolveLoaderData(data, DataSourceOptionsOf(options_), options_.split,
                             ParseErrorPolicy(options_.error_policy));
   plan_ = PlanRank(data_, options_);

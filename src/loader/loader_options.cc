@@ -1,7 +1,6 @@
 #include "loader/loader_options.h"
 
-#include <algorithm>
-
+#include "loader/batch_mixing.h"
 #include "util/error.h"
 
 namespace imgpipe::loader {
@@ -9,19 +8,22 @@ namespace {
 
 [[noreturn]] void Fail(const std::string& what) { throw InvalidArgument("Loader: " + what); }
 
+// torchvision's policy arguments of `a`; throws InvalidArgument for an unknown policy name.
+AugmentPolicyOptions AugmentPolicyOf(const AugmentOptions& a) {
+  AugmentPolicyOptions policy;
+  policy.kind = ParseAugmentPolicy(a.auto_augment);
+  policy.ra_num_ops = a.ra_num_ops;
+  policy.ra_magnitude = a.ra_magnitude;
+  return policy;
+}
+
 // The augmentation options (preset "train" only) and resize_size (preset "eval" only).
 void CheckPresetOptions(const LoaderOptions& o) {
   const AugmentOptions& a = o.augment;
-  const std::vector<std::string>& names = AugmentPolicyNames();
-  if (std::find(names.begin(), names.end(), a.auto_augment) == names.end()) {
-    std::string allowed;
-    for (const std::string& name : names) allowed += (allowed.empty() ? "'" : ", '") + name + "'";
-    Fail("auto_augment must be one of " + allowed + ", not '" + a.auto_augment + "'");
-  }
-  const int bins = AugmentPolicyOptions{}.num_magnitude_bins;
-  if (a.ra_num_ops < 0) Fail("ra_num_ops must be >= 0, not " + std::to_string(a.ra_num_ops));
-  if (a.ra_magnitude < 0 || a.ra_magnitude >= bins) {
-    Fail("ra_magnitude must be in [0, " + std::to_string(bins - 1) + "], not " + std::to_string(a.ra_magnitude));
+  try {
+    CheckAugmentPolicyOptions(AugmentPolicyOf(a));
+  } catch (const InvalidArgument& e) {
+    Fail(e.what());
   }
   if (!(a.random_erase >= 0 && a.random_erase <= 1)) {
     Fail("random_erase must be in [0, 1], not " + OptionText(a.random_erase));
@@ -55,6 +57,7 @@ void CheckOptions(const LoaderOptions& o) {
     Fail("last_batch must be 'drop', 'partial' or 'pad', not '" + o.last_batch + "'");
   }
   CheckPresetOptions(o);
+  CheckBatchMixOptions({o.mixup_alpha, o.cutmix_alpha});
 }
 
 bool ShufflesRecords(const LoaderOptions& o) { return o.shuffle.value_or(o.preset == "train"); }
@@ -87,9 +90,7 @@ TrainPreset TrainPresetOf(const LoaderOptions& o) {
   TrainPreset preset;
   preset.size = o.image_size;
   preset.layout = ParseOutputLayout(o.layout);
-  preset.augment.kind = ParseAugmentPolicy(o.augment.auto_augment);
-  preset.augment.ra_num_ops = o.augment.ra_num_ops;
-  preset.augment.ra_magnitude = o.augment.ra_magnitude;
+  preset.augment = AugmentPolicyOf(o.augment);
   preset.random_erase = o.augment.random_erase;
   return preset;
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -222,6 +223,14 @@ TEST(Loader, BadOptionsAreInvalidArguments) {
   refused([](LoaderOptions& o) { o.preset = "eval", o.augment.random_erase = 0.1; }, "preset 'eval' takes neither");
   refused([](LoaderOptions& o) { o.preset = "eval", o.resize_size = 16; }, "resize_size must be 0");
   refused([](LoaderOptions& o) { o.resize_size = 64; }, "resize_size applies to preset 'eval' only");
+  refused([](LoaderOptions& o) { o.mixup_alpha = -0.2; }, "mixup_alpha must be >= 0");
+  // CheckOptions alone, as callers that build no Loader use it, refuses the same.
+  LoaderOptions mixing = SmallOptions();
+  mixing.cutmix_alpha = std::nan("");
+  EXPECT_THROW(CheckOptions(mixing), InvalidArgument);
+  mixing.cutmix_alpha = 1.0;
+  mixing.augment.ra_magnitude = -1;
+  EXPECT_THROW(CheckOptions(mixing), InvalidArgument);
 }
 
 }  // namespace

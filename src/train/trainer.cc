@@ -182,7 +182,10 @@ json OptionsJson(const TrainOptions& o) {
           {"cutmix_alpha", o.mix.cutmix_alpha}, {"model_ema", o.ema.enabled},
           {"model_ema_decay", o.ema.decay}, {"model_ema_steps", o.ema.steps}, {"seed", o.seed},
           {"deterministic", o.deterministic}, {"synthetic", o.synthetic},
-          {"augment", o.augment}, {"shuffle_buffer", o.shuffle_buffer}};
+          {"augment", o.augment}, {"auto_augment", o.augment_options.auto_augment},
+          {"ra_num_ops", o.augment_options.ra_num_ops}, {"ra_magnitude", o.augment_options.ra_magnitude},
+          {"random_erase", o.augment_options.random_erase}, {"val_resize_size", o.val_resize_size},
+          {"val_crop_size", o.val_crop_size}, {"shuffle_buffer", o.shuffle_buffer}};
 }
 
 // ---------------------------------------------------------------------------------
