@@ -5,15 +5,19 @@
 //   - kSkip never throws: corruption is counted, not raised;
 //   - kFail returns a prefix of kSkip's records, all of them when kSkip met no
 //     corruption (and then kFail does not throw either);
-//   - uncompressed: each record reads back with ReadTfRecordAt and TfRecordRandomReader
-//     at its offset.
+//   - uncompressed: each record reads back with TfRecordRandomReader at its offset, with
+//     no window and with a small one.
+// The input is read from memory (a ByteSource), not written to a file per run.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fuzz_util.h"
+#include "io/byte_source.h"
 #include "record/tfrecord_reader.h"
 #include "util/logging.h"
 
@@ -27,14 +31,19 @@ struct ReadResult {
   uint64_t corrupt = 0;
 };
 
-ReadResult ReadAll(const std::string& path, std::optional<Compression> compression,
+// The input as a byte source named "input".
+std::unique_ptr<ByteSource> Input(std::string_view bytes) {
+  return MakeMemoryByteSource("input", std::string(bytes));
+}
+
+ReadResult ReadAll(std::string_view bytes, std::optional<Compression> compression,
                    ErrorPolicy policy) {
   ReadResult result;
   TfRecordReaderOptions options;
   options.compression = compression;
   options.policy = policy;
   result.completed = fuzz::IgnoringErrors([&] {
-    TfRecordReader reader(path, options);
+    TfRecordReader reader(Input(bytes), options);
     std::string record;
     while (reader.Next(&record)) {
       result.records.push_back(record);
@@ -59,8 +68,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace imgpipe;
-  static fuzz::MemoryFile file;
-  file.Write(fuzz::AsView(data, size));
+  const std::string_view input = fuzz::AsView(data, size);
   // Inflating readers cost a 256 KB buffer each, and fail at the first byte unless the
   // input starts like a gzip or zlib stream: read those only then (fast runs matter).
   const bool gzip_like = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
@@ -70,19 +78,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (compression == Compression::kZlib && !zlib_like)) {
       continue;
     }
-    ReadResult skip = ReadAll(file.path(), compression, ErrorPolicy::kSkip);
-    ReadResult fail = ReadAll(file.path(), compression, ErrorPolicy::kFail);
+    ReadResult skip = ReadAll(input, compression, ErrorPolicy::kSkip);
+    ReadResult fail = ReadAll(input, compression, ErrorPolicy::kFail);
     FUZZ_CHECK(skip.completed);
     FUZZ_CHECK(IsPrefix(fail.records, skip.records));
     FUZZ_CHECK(fail.completed == (skip.corrupt == 0));
     if (fail.completed) FUZZ_CHECK(fail.records.size() == skip.records.size());
     if (compression == Compression::kNone) {
+      TfRecordRandomReader unwindowed(Input(input), 0);
       for (size_t i = 0; i < skip.records.size(); ++i) {
         if (i > 0) FUZZ_CHECK(skip.offsets[i] > skip.offsets[i - 1]);
-        FUZZ_CHECK(ReadTfRecordAt(file.path(), skip.offsets[i]) == skip.records[i]);
+        FUZZ_CHECK(unwindowed.ReadAt(skip.offsets[i]) == skip.records[i]);
       }
       // Random access through a small read-ahead window, forward and back.
-      TfRecordRandomReader random_reader(file.path(), 64);
+      TfRecordRandomReader random_reader(Input(input), 64);
       for (size_t i : {size_t{0}, skip.records.size() / 2, size_t{1}, skip.records.size() - 1}) {
         if (i >= skip.records.size()) continue;
         uint64_t end = 0;
@@ -91,6 +100,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
-  fuzz::IgnoringErrors([&] { DetectCompression(file.path()); });
+  fuzz::IgnoringErrors([&] { DetectCompression(*Input(input)); });
   return 0;
 }

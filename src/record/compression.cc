@@ -215,6 +215,30 @@ bool InflatesAsZlib(const std::string& head) {
   return code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR;
 }
 
+
+// The compression the first bytes of a file say (DetectCompression's rules).
+Compression CompressionOfHead(const std::string& head) {
+  // 1. A valid TFRecord header wins: a record length can begin with either magic.
+  if (head.size() >= tfrecord::kHeaderSize && tfrecord::DecodeHeader(head.data())) {
+    return Compression::kNone;
+  }
+  // 2. Gzip magic and the deflate method.
+  if (head.size() >= 3 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b && head[2] == 8) {
+    return Compression::kGzip;
+  }
+  // 3. A zlib header (deflate, window <= 32K, check bits) whose data inflates.
+  if (head.size() >= 2) {
+    unsigned cmf = static_cast<unsigned char>(head[0]);
+    unsigned flg = static_cast<unsigned char>(head[1]);
+    if ((cmf & 0x0f) == 8 && (cmf >> 4) <= 7 && (cmf * 256 + flg) % 31 == 0 &&
+        InflatesAsZlib(head)) {
+      return Compression::kZlib;
+    }
+  }
+  return Compression::kNone;
+}
+
 }  // namespace
 
 Compression ParseCompression(const std::string& name) {
@@ -234,34 +258,26 @@ const char* CompressionName(Compression compression) {
 }
 
 Compression DetectCompression(const std::string& path) {
-  // 1. Read the first bytes.
   auto file = OpenSequentialFile(path);
   std::string head(kDetectBytes, '\0');
   head.resize(file->Read(head.data(), head.size()));
-  // 2. A valid TFRecord header wins: a record length can begin with either magic.
-  if (head.size() >= tfrecord::kHeaderSize && tfrecord::DecodeHeader(head.data())) {
-    return Compression::kNone;
-  }
-  // 3. Gzip magic and the deflate method.
-  if (head.size() >= 3 && static_cast<unsigned char>(head[0]) == 0x1f &&
-      static_cast<unsigned char>(head[1]) == 0x8b && head[2] == 8) {
-    return Compression::kGzip;
-  }
-  // 4. A zlib header (deflate, window <= 32K, check bits) whose data inflates.
-  if (head.size() >= 2) {
-    unsigned cmf = static_cast<unsigned char>(head[0]);
-    unsigned flg = static_cast<unsigned char>(head[1]);
-    if ((cmf & 0x0f) == 8 && (cmf >> 4) <= 7 && (cmf * 256 + flg) % 31 == 0 &&
-        InflatesAsZlib(head)) {
-      return Compression::kZlib;
-    }
-  }
-  return Compression::kNone;
+  return CompressionOfHead(head);
 }
+
+Compression DetectCompression(const ByteSource& source) {
+  std::string head(kDetectBytes, '\0');
+  head.resize(source.Read(0, head.data(), head.size()));
+  return CompressionOfHead(head);
+}
+
 
 std::unique_ptr<SequentialFile> OpenDecompressedFile(const std::string& path,
                                                      Compression compression) {
-  auto file = OpenSequentialFile(path);
+  return WrapDecompressingFile(OpenSequentialFile(path), compression);
+}
+
+std::unique_ptr<SequentialFile> WrapDecompressingFile(std::unique_ptr<SequentialFile> file,
+                                                      Compression compression) {
   if (compression == Compression::kNone) return file;
   return std::make_unique<InflatingFile>(std::move(file), compression);
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "util/error.h"
+#include "io/byte_source.h"
 #include "util/file.h"
 
 namespace imgpipe {
@@ -19,6 +20,8 @@ const char* CompressionName(Compression compression);
 // Guesses a file's compression from its first bytes (gzip magic 1f 8b; a valid zlib
 // header whose stream inflates; otherwise none). Throws IoError when unreadable.
 Compression DetectCompression(const std::string& path);
+// The same for the bytes of `source`.
+Compression DetectCompression(const ByteSource& source);
 
 // What a decompressing file's Read throws at a corrupt or truncated stream: a DataError
 // naming the path and the compressed offset reached. The call's buffer holds the
@@ -40,6 +43,9 @@ class CompressedStreamError : public DataError {
 // and the compressed offset reached).
 std::unique_ptr<SequentialFile> OpenDecompressedFile(const std::string& path,
                                                      Compression compression);
+// The same over `file` (read front to back; named by its path()).
+std::unique_ptr<SequentialFile> WrapDecompressingFile(std::unique_ptr<SequentialFile> file,
+                                                      Compression compression);
 
 // Returns a file whose appended bytes reach `sink` compressed (kNone: unchanged).
 // Its Close() ends the compressed stream and flushes `sink` but leaves `sink` open

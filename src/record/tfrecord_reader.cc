@@ -40,9 +40,9 @@ std::string LengthLimitReason(uint64_t length) {
 
 class TfRecordReader::Impl {
  public:
-  Impl(const std::string& path, Compression compression, const TfRecordReaderOptions& options,
-       TfRecordReaderStats* stats)
-      : file_(OpenDecompressedFile(path, compression)),
+  Impl(std::unique_ptr<SequentialFile> file, Compression compression,
+       const TfRecordReaderOptions& options, TfRecordReaderStats* stats)
+      : file_(WrapDecompressingFile(std::move(file), compression)),
         options_(options),
         stats_(stats),
         buffer_(new char[kBufferSize]) {}
@@ -241,7 +241,13 @@ class TfRecordReader::Impl {
 TfRecordReader::TfRecordReader(std::string path, TfRecordReaderOptions options)
     : path_(std::move(path)),
       compression_(options.compression ? *options.compression : DetectCompression(path_)),
-      impl_(std::make_unique<Impl>(path_, compression_, options, &stats_)) {}
+      impl_(std::make_unique<Impl>(OpenSequentialFile(path_), compression_, options, &stats_)) {}
+
+TfRecordReader::TfRecordReader(std::unique_ptr<ByteSource> source, TfRecordReaderOptions options)
+    : path_(source->name()),
+      compression_(options.compression ? *options.compression : DetectCompression(*source)),
+      impl_(std::make_unique<Impl>(ReadFrontToBack(std::move(source)), compression_, options,
+                                   &stats_)) {}
 
 TfRecordReader::~TfRecordReader() = default;
 
@@ -253,14 +259,17 @@ bool TfRecordReader::Next(std::string* record) {
 }
 
 TfRecordRandomReader::TfRecordRandomReader(std::string path, size_t window_bytes)
-    : file_(std::move(path)), window_bytes_(window_bytes) {
-  if (window_bytes_ > 0) file_.AdviseSequential();
+    : TfRecordRandomReader(OpenLocalByteSource(path), window_bytes) {}
+
+TfRecordRandomReader::TfRecordRandomReader(std::unique_ptr<ByteSource> source, size_t window_bytes)
+    : source_(std::move(source)), window_bytes_(window_bytes) {
+  if (window_bytes_ > 0) source_->AdviseSequential();
 }
 
 std::string TfRecordRandomReader::ReadAt(uint64_t offset, uint64_t* end, uint32_t* data_crc) {
-  const std::string& path = file_.path();
+  const std::string& path = source_->name();
   // 1. The header.
-  uint64_t available = offset < file_.size() ? file_.size() - offset : 0;
+  uint64_t available = offset < source_->size() ? source_->size() - offset : 0;
   if (available < kHeaderSize) throw DataError(path, offset, TruncatedReason(kHeaderSize, available));
   char header[kHeaderSize];
   Read(offset, header, kHeaderSize);
@@ -288,17 +297,17 @@ void TfRecordRandomReader::Read(uint64_t offset, char* out, size_t n) {
     return;
   }
   auto shrank = [&](size_t got) {
-    return DataError(file_.path(), offset,
+    return DataError(source_->name(), offset,
                      "file ends after " + std::to_string(got) + " of " + std::to_string(n) + " bytes");
   };
   if (n >= window_bytes_ / 2) {  // large (or no window): straight into `out`
-    size_t got = file_.Read(offset, out, n);
+    size_t got = source_->Read(offset, out, n);
     if (got < n) throw shrank(got);
     return;
   }
   window_.resize(window_bytes_);
   window_offset_ = offset;
-  window_size_ = file_.Read(offset, window_.data(), window_bytes_);
+  window_size_ = source_->Read(offset, window_.data(), window_bytes_);
   if (window_size_ < n) throw shrank(window_size_);
   std::memcpy(out, window_.data(), n);
 }

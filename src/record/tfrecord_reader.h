@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/byte_source.h"
 #include "record/compression.h"
 #include "util/error_policy.h"
 #include "util/file.h"
@@ -43,6 +44,8 @@ struct TfRecordReaderStats {
 class TfRecordReader {
  public:
   explicit TfRecordReader(std::string path, TfRecordReaderOptions options = {});
+  // Reads the bytes of `source` (named by its name() in errors and path()).
+  explicit TfRecordReader(std::unique_ptr<ByteSource> source, TfRecordReaderOptions options = {});
   ~TfRecordReader();
 
   // Reads the next record's data into *record. Returns false at the end of the file.
@@ -75,9 +78,11 @@ class TfRecordRandomReader {
  public:
   // Throws IoError when `path` cannot be opened or is a directory.
   explicit TfRecordRandomReader(std::string path, size_t window_bytes = 1 << 20);
+  // Reads the bytes of `source` (named by its name() in errors and path()).
+  explicit TfRecordRandomReader(std::unique_ptr<ByteSource> source, size_t window_bytes = 1 << 20);
 
-  uint64_t size() const { return file_.size(); }
-  const std::string& path() const { return file_.path(); }
+  uint64_t size() const { return source_->size(); }
+  const std::string& path() const { return source_->name(); }
 
   // The data of the record whose length field starts at `offset`; *end (when given)
   // receives the offset just past the record, *data_crc (when given) the data's CRC32C
@@ -90,7 +95,7 @@ class TfRecordRandomReader {
   // throws DataError when the file ends first (it shrank since opening).
   void Read(uint64_t offset, char* out, size_t n);
 
-  RandomAccessFile file_;
+  std::unique_ptr<ByteSource> source_;
   const size_t window_bytes_;
   std::string window_;
   uint64_t window_offset_ = 0;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/byte_source.h"
 #include "record/crc32c.h"
 #include "record/example.h"
 #include "record/record_test_util.h"
@@ -225,6 +226,44 @@ TEST(TfRecordReaderTest, DataCrcMismatch) {
   ASSERT_EQ(got.size(), 5u);
   EXPECT_NE(got[1], fx.records[1]);
   EXPECT_EQ(got[3], fx.records[3]);
+}
+
+// A byte source (here in memory, named as a URL) reads as the file does: TensorFlow's gzip
+// shard detected and read whole, and a damaged record named by the source and offset,
+// sequentially and at random.
+TEST(TfRecordReaderTest, ReadsFromAByteSource) {
+  const std::string path = TestdataPath("tfrecord/tfx/penguin-train-00000-of-00001.gz");
+  const std::string url = "https://example.test/penguins.gz";
+  TfRecordReader gzip(MakeMemoryByteSource(url, ReadFile(path)));
+  EXPECT_EQ(gzip.compression(), Compression::kGzip);
+  EXPECT_EQ(gzip.path(), url);
+  std::vector<std::string> from_source;
+  for (std::string record; gzip.Next(&record);) from_source.push_back(record);
+  EXPECT_EQ(from_source, ReadRecords(path));
+
+  Fixture fx({10, 500, 20});
+  std::string bad = fx.bytes;
+  bad[fx.entries[1].offset + 12 + 100] ^= 0x01;
+  try {
+    TfRecordReader reader(MakeMemoryByteSource(url, bad));
+    for (std::string record; reader.Next(&record);) {
+    }
+    ADD_FAILURE() << "no DataError";
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.path(), url);
+    EXPECT_EQ(e.offset(), fx.entries[1].offset);
+  }
+  TfRecordRandomReader random(MakeMemoryByteSource(url, bad), 64);
+  EXPECT_EQ(random.path(), url);
+  EXPECT_EQ(random.size(), bad.size());
+  EXPECT_EQ(random.ReadAt(fx.entries[2].offset), fx.records[2]);
+  try {
+    random.ReadAt(fx.entries[1].offset);
+    ADD_FAILURE() << "no DataError";
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.path(), url);
+    EXPECT_EQ(e.reason(), "data CRC mismatch");
+  }
 }
 
 TEST(TfRecordReaderTest, LengthCrcMismatchResynchronises) {
