@@ -51,8 +51,8 @@ TSAN_BUILD ?= build-tsan
 SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ASAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=ON
 TSAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=OFF
-TSAN_TESTS ?= pipeline_test loader_test util_test
-TSAN_TEST_REGEX ?= ^(pipeline_test\.|loader_test\.|util_test\.ThreadPool\.)
+TSAN_TESTS ?= pipeline_test loader_test util_test io_http_test
+TSAN_TEST_REGEX ?= ^(pipeline_test\.|loader_test\.|util_test\.ThreadPool\.|io_http_test\.)
 
 .PHONY: test-sanitize test-asan test-tsan
 test-sanitize: test-asan test-tsan

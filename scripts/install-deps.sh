@@ -16,7 +16,7 @@ set -euo pipefail
 # What the build needs (make demo builds the imgpipe binary with these).
 packages=(
   build-essential cmake pkg-config make bc ccache
-  zlib1g-dev libssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libgif-dev libstb-dev libheif-dev
+  zlib1g-dev libssl-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libgif-dev libstb-dev libheif-dev
   libprotobuf-dev protobuf-compiler python3-protobuf python3-pil python3-numpy
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   nlohmann-json3-dev libcli11-dev
@@ -29,7 +29,7 @@ test_packages=(
   clang libclang-rt-14-dev
   python3-torch python3-torchvision
   python3-pytest python3-venv python3-wheel python3-pip python3-setuptools
-  slurm-wlm munge
+  slurm-wlm munge nginx-light
 )
 [ "${1:-}" = "--demo" ] || packages+=("${test_packages[@]}")
 

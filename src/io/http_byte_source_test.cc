@@ -1,0 +1,150 @@
+#include "io/http_byte_source.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/nginx_test_server.h"
+#include "record/tfrecord_reader.h"
+#include "util/error.h"
+#include "util/file.h"
+
+namespace imgpipe {
+namespace {
+
+std::string TestDataPath(const std::string& relative) { return std::string(IMGPIPE_TESTDATA_DIR) + "/" + relative; }
+
+// A folder of this test's own under the test's temporary directory.
+std::string Scratch(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
+  MakeDirectories(dir);
+  return dir;
+}
+
+std::string Pattern(size_t n, int seed) {
+  std::string bytes(n, '\0');
+  for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>((i * 131 + seed) ^ (i >> 9));
+  return bytes;
+}
+
+std::string ReadRange(const ByteSource& source, uint64_t offset, size_t n) {
+  std::string out(n, '\0');
+  out.resize(source.Read(offset, out.data(), n));
+  return out;
+}
+
+// Ranges over HTTP equal the file's, at the start, inside, across the end and past it,
+// from several threads at once.
+TEST(HttpByteSourceTest, RangesEqualTheFile) {
+  const std::string root = Scratch("http_root");
+  const std::string bytes = Pattern(300000, 1);
+  WriteFileAtomic(root + "/blob.bin", bytes, false);
+  NginxTestServer server(root, Scratch("http_server"));
+  HttpByteSource source(server.Url("blob.bin"));
+  EXPECT_EQ(source.size(), bytes.size());
+  EXPECT_FALSE(source.etag().empty());
+  EXPECT_EQ(source.name(), server.Url("blob.bin"));
+  EXPECT_EQ(ReadRange(source, 0, 1), bytes.substr(0, 1));
+  EXPECT_EQ(ReadRange(source, 12345, 100000), bytes.substr(12345, 100000));
+  EXPECT_EQ(ReadRange(source, 299990, 100), bytes.substr(299990));
+  EXPECT_EQ(ReadRange(source, 300000, 10), "");
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        const uint64_t offset = (t * 7919 + i * 10007) % bytes.size();
+        wrong[t] += ReadRange(source, offset, 5000) != bytes.substr(offset, 5000);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong, std::vector<int>(4, 0));
+  EXPECT_EQ(source.retries(), 0u);
+}
+
+// TensorFlow's shards read over HTTP give the records the local files give: the gzip
+// penguins sequentially, MNIST at random through the record offsets.
+TEST(HttpByteSourceTest, TfRecordsOverHttpAreTheLocalOnes) {
+  NginxTestServer server(TestDataPath("tfrecord"), Scratch("http_tfrecord"));
+  for (const char* name : {"tfx/penguin-train-00000-of-00001.gz", "tfx/mnist.tfrecord"}) {
+    SCOPED_TRACE(name);
+    std::vector<std::string> local, remote;
+    std::vector<uint64_t> offsets;
+    TfRecordReader local_reader(TestDataPath(std::string("tfrecord/") + name));
+    for (std::string r; local_reader.Next(&r);) {
+      local.push_back(r);
+      offsets.push_back(local_reader.record_offset());
+    }
+    TfRecordReader remote_reader(std::make_unique<HttpByteSource>(server.Url(name)));
+    for (std::string r; remote_reader.Next(&r);) remote.push_back(r);
+    EXPECT_EQ(remote, local);
+    ASSERT_FALSE(local.empty());
+    if (remote_reader.compression() == Compression::kNone) {
+      TfRecordRandomReader random(std::make_unique<HttpByteSource>(server.Url(name)), 4096);
+      for (size_t i : {local.size() - 1, size_t{0}, local.size() / 2}) {
+        EXPECT_EQ(random.ReadAt(offsets[i]), local[i]);
+      }
+    }
+  }
+}
+
+// 404 is not retried and says what to check; 503 is retried (with Retry-After) until the
+// attempts run out, each attempt a request the server saw.
+TEST(HttpByteSourceTest, NotFoundFailsAtOnceUnavailableIsRetried) {
+  const std::string root = Scratch("http_faults");
+  NginxTestServer server(root, Scratch("http_faults_server"));
+  try {
+    HttpByteSource missing(server.Url("no-such-shard.tfrecord"));
+    ADD_FAILURE() << "no error";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.status(), 404);
+    EXPECT_NE(std::string(e.what()).find(server.Url("no-such-shard.tfrecord")), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("not found"), std::string::npos) << e.what();
+  }
+  HttpOptions quick;
+  quick.max_attempts = 3;
+  quick.base_delay_ms = 1;
+  try {
+    HttpByteSource unavailable(server.Url("fail503/shard.tfrecord"), quick);
+    ADD_FAILURE() << "no error";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.status(), 503);
+    EXPECT_NE(std::string(e.what()).find("gave up after 3 attempts"), std::string::npos) << e.what();
+  }
+  const std::string log = server.AccessLog();
+  size_t requests_404 = 0, requests_503 = 0;
+  for (size_t at = 0; (at = log.find("no-such-shard", at)) != std::string::npos; ++at) ++requests_404;
+  for (size_t at = 0; (at = log.find("fail503", at)) != std::string::npos; ++at) ++requests_503;
+  EXPECT_EQ(requests_404, 1u);
+  EXPECT_EQ(requests_503, 3u);
+}
+
+// An object replaced after it was opened is an error naming the URL (If-Match fails), never
+// bytes of the new one.
+TEST(HttpByteSourceTest, ChangedObjectIsADataError) {
+  const std::string root = Scratch("http_changed");
+  const std::string path = root + "/shard.bin";
+  WriteFileAtomic(path, Pattern(50000, 2), false);
+  NginxTestServer server(root, Scratch("http_changed_server"));
+  HttpByteSource source(server.Url("shard.bin"));
+  EXPECT_EQ(ReadRange(source, 100, 10), Pattern(50000, 2).substr(100, 10));
+  WriteFileAtomic(path, Pattern(50000, 3), false);
+  timeval later[2] = {{time(nullptr) + 60, 0}, {time(nullptr) + 60, 0}};
+  ASSERT_EQ(utimes(path.c_str(), later), 0);  // a new ETag even within the same second
+  try {
+    ReadRange(source, 100, 10);
+    ADD_FAILURE() << "read the new object";
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.path(), server.Url("shard.bin"));
+    EXPECT_NE(std::string(e.what()).find("changed"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace imgpipe
