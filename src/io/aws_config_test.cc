@@ -7,18 +7,12 @@
 #include <map>
 #include <string>
 
+#include "io/io_test_util.h"
 #include "util/error.h"
 #include "util/file.h"
 
 namespace imgpipe {
 namespace {
-
-// A fresh folder under the test's temporary directory.
-std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
-  MakeDirectories(dir);
-  return dir;
-}
 
 void Write(const std::string& path, const std::string& text) { WriteFileAtomic(path, text, false); }
 
@@ -66,7 +60,7 @@ TEST(AwsConfigTest, BadLinesNameTheFileAndLineNotTheValue) {
 }
 
 TEST(AwsConfigTest, EnvironmentComesFirst) {
-  const std::string dir = FreshDir("aws_config_env");
+  const std::string dir = ScratchDir("aws_config_env");
   Write(dir + "/credentials", "[default]\naws_access_key_id = FILEID\naws_secret_access_key = FILESECRET\n");
   const AwsSettings s = ResolveAwsSettings(Env({{"AWS_ACCESS_KEY_ID", "ENVID"},
                                                 {"AWS_SECRET_ACCESS_KEY", "ENVSECRET"},
@@ -84,7 +78,7 @@ TEST(AwsConfigTest, EnvironmentComesFirst) {
 }
 
 TEST(AwsConfigTest, ProfileFromTheFilesUnderHome) {
-  const std::string home = FreshDir("aws_config_home");
+  const std::string home = ScratchDir("aws_config_home");
   MakeDirectories(home + "/.aws");
   Write(home + "/.aws/credentials",
             "[default]\naws_access_key_id = D\naws_secret_access_key = DS\n"
@@ -117,14 +111,14 @@ TEST(AwsConfigTest, ProfileFromTheFilesUnderHome) {
 }
 
 TEST(AwsConfigTest, NoCredentialsIsAnonymous) {
-  const AwsSettings s = ResolveAwsSettings(Env({{"HOME", FreshDir("aws_config_empty")}}));
+  const AwsSettings s = ResolveAwsSettings(Env({{"HOME", ScratchDir("aws_config_empty")}}));
   EXPECT_TRUE(s.anonymous);
   EXPECT_EQ(s.source, "anonymous");
   EXPECT_EQ(s.region, "us-east-1");
 }
 
 TEST(AwsConfigTest, HalfConfiguredIsAnErrorWithoutTheSecret) {
-  const std::string home = FreshDir("aws_config_half");
+  const std::string home = ScratchDir("aws_config_half");
   MakeDirectories(home + "/.aws");
   Write(home + "/.aws/credentials", "[default]\naws_secret_access_key = HIDDENSECRET\n");
   for (const auto& env : {Env({{"HOME", home}, {"AWS_SECRET_ACCESS_KEY", "HIDDENSECRET"}}),

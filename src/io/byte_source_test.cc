@@ -5,25 +5,19 @@
 
 #include <string>
 
+#include "io/io_test_util.h"
 #include "util/error.h"
 #include "util/file.h"
 
 namespace imgpipe {
 namespace {
 
-// Reads [offset, offset + n) of `source`.
-std::string ReadRange(const ByteSource& source, uint64_t offset, size_t n) {
-  std::string out(n, '\0');
-  out.resize(source.Read(offset, out.data(), n));
-  return out;
-}
-
 // The local file and the memory source give the same bytes at every offset, short reads
 // only at the end, and name themselves in errors.
 TEST(ByteSourceTest, LocalAndMemoryReadAlike) {
   std::string bytes;
   for (int i = 0; i < 10000; ++i) bytes += static_cast<char>(i * 7 + i / 251);
-  const std::string path = ::testing::TempDir() + "/byte_source_" + std::to_string(getpid());
+  const std::string path = ScratchDir("byte_source") + "/bytes";
   WriteFileAtomic(path, bytes, false);
   const auto local = OpenLocalByteSource(path);
   const auto memory = MakeMemoryByteSource("mem://x", bytes);

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/io_test_util.h"
 #include "io/nginx_test_server.h"
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
@@ -19,32 +20,19 @@ namespace {
 
 std::string TestDataPath(const std::string& relative) { return std::string(IMGPIPE_TESTDATA_DIR) + "/" + relative; }
 
-// A folder of this test's own under the test's temporary directory.
-std::string Scratch(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
-  MakeDirectories(dir);
-  return dir;
-}
-
 std::string Pattern(size_t n, int seed) {
   std::string bytes(n, '\0');
   for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>((i * 131 + seed) ^ (i >> 9));
   return bytes;
 }
 
-std::string ReadRange(const ByteSource& source, uint64_t offset, size_t n) {
-  std::string out(n, '\0');
-  out.resize(source.Read(offset, out.data(), n));
-  return out;
-}
-
 // Ranges over HTTP equal the file's, at the start, inside, across the end and past it,
 // from several threads at once.
 TEST(HttpByteSourceTest, RangesEqualTheFile) {
-  const std::string root = Scratch("http_root");
+  const std::string root = ScratchDir("http_root");
   const std::string bytes = Pattern(300000, 1);
   WriteFileAtomic(root + "/blob.bin", bytes, false);
-  NginxTestServer server(root, Scratch("http_server"));
+  NginxTestServer server(root, ScratchDir("http_server"));
   HttpByteSource source(server.Url("blob.bin"));
   EXPECT_EQ(source.size(), bytes.size());
   EXPECT_FALSE(source.etag().empty());
@@ -71,7 +59,7 @@ TEST(HttpByteSourceTest, RangesEqualTheFile) {
 // TensorFlow's shards read over HTTP give the records the local files give: the gzip
 // penguins sequentially, MNIST at random through the record offsets.
 TEST(HttpByteSourceTest, TfRecordsOverHttpAreTheLocalOnes) {
-  NginxTestServer server(TestDataPath("tfrecord"), Scratch("http_tfrecord"));
+  NginxTestServer server(TestDataPath("tfrecord"), ScratchDir("http_tfrecord"));
   for (const char* name : {"tfx/penguin-train-00000-of-00001.gz", "tfx/mnist.tfrecord"}) {
     SCOPED_TRACE(name);
     std::vector<std::string> local, remote;
@@ -97,8 +85,8 @@ TEST(HttpByteSourceTest, TfRecordsOverHttpAreTheLocalOnes) {
 // 404 is not retried and says what to check; 503 is retried (with Retry-After) until the
 // attempts run out, each attempt a request the server saw.
 TEST(HttpByteSourceTest, NotFoundFailsAtOnceUnavailableIsRetried) {
-  const std::string root = Scratch("http_faults");
-  NginxTestServer server(root, Scratch("http_faults_server"));
+  const std::string root = ScratchDir("http_faults");
+  NginxTestServer server(root, ScratchDir("http_faults_server"));
   try {
     HttpByteSource missing(server.Url("no-such-shard.tfrecord"));
     ADD_FAILURE() << "no error";
@@ -128,10 +116,10 @@ TEST(HttpByteSourceTest, NotFoundFailsAtOnceUnavailableIsRetried) {
 // An object replaced after it was opened is an error naming the URL (If-Match fails), never
 // bytes of the new one.
 TEST(HttpByteSourceTest, ChangedObjectIsADataError) {
-  const std::string root = Scratch("http_changed");
+  const std::string root = ScratchDir("http_changed");
   const std::string path = root + "/shard.bin";
   WriteFileAtomic(path, Pattern(50000, 2), false);
-  NginxTestServer server(root, Scratch("http_changed_server"));
+  NginxTestServer server(root, ScratchDir("http_changed_server"));
   HttpByteSource source(server.Url("shard.bin"));
   EXPECT_EQ(ReadRange(source, 100, 10), Pattern(50000, 2).substr(100, 10));
   WriteFileAtomic(path, Pattern(50000, 3), false);

@@ -1,0 +1,31 @@
+// Helpers shared by the io layer's tests.
+#ifndef IMGPIPE_IO_IO_TEST_UTIL_H_
+#define IMGPIPE_IO_IO_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "io/byte_source.h"
+#include "util/file.h"
+
+namespace imgpipe {
+
+// A fresh folder named after `name` under the test's temporary directory.
+inline std::string ScratchDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
+  MakeDirectories(dir);
+  return dir;
+}
+
+// Bytes [offset, offset + n) of `source`, fewer at its end.
+inline std::string ReadRange(const ByteSource& source, uint64_t offset, size_t n) {
+  std::string out(n, '\0');
+  out.resize(source.Read(offset, out.data(), n));
+  return out;
+}
+
+}  // namespace imgpipe
+
+#endif  // IMGPIPE_IO_IO_TEST_UTIL_H_
