@@ -127,21 +127,27 @@ void ApplyHistogramLuts(Image* image, const char* what, MakeLut make) {
 // Pillow's "RGB" to "L": (19595 R + 38470 G + 7471 B + 0x8000) >> 16.
 int Luma(const uint8_t* p) { return (p[0] * 19595 + p[1] * 38470 + p[2] * 7471 + 0x8000) >> 16; }
 
-// Blend(alpha, degenerate[i], row[i]) into row[i] for i < n. Compiled for AVX2 too, as
-// SharpenRow.
-__attribute__((target_clones("avx2", "default"))) void BlendRow(const float* degenerate,
-                                                                float alpha, size_t n,
-                                                                uint8_t* row) {
+// The row kernels below are compiled for AVX2 as well as the baseline, the copy chosen
+// at load time by an ifunc resolver. Not under ThreadSanitizer: its instrumented
+// resolver runs before the TSan runtime starts and crashes the program at load.
+#if defined(__SANITIZE_THREAD__)
+#define IMGPIPE_AVX2_CLONES
+#else
+#define IMGPIPE_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
+// Blend(alpha, degenerate[i], row[i]) into row[i] for i < n.
+IMGPIPE_AVX2_CLONES void BlendRow(const float* degenerate, float alpha, size_t n,
+                                  uint8_t* row) {
   for (size_t i = 0; i < n; ++i) row[i] = Blend(alpha, degenerate[i], static_cast<float>(row[i]));
 }
 
 // One row of EnhanceSharpness inside the border, samples [c, n - c): ImagingFilter3x3's
 // sum of 0.5, the row below's and the row above's outer sums (`down`, `up`) and the
 // centre row's (`mid`, as float) through Clip8, blended with the pixel by `alpha` into
-// `out`. Compiled for AVX2 too (chosen at load time); no FMA, so the same float results.
-__attribute__((target_clones("avx2", "default"))) void SharpenRow(
-    const float* up, const float* mid, const float* down, size_t c, size_t n, float alpha,
-    uint8_t* out) {
+// `out`. No FMA in the AVX2 copy, so the same float results.
+IMGPIPE_AVX2_CLONES void SharpenRow(const float* up, const float* mid, const float* down,
+                                    size_t c, size_t n, float alpha, uint8_t* out) {
   const float k1 = 1.0f / 13.0f, k5 = 5.0f / 13.0f;
   for (size_t i = c; i < n - c; ++i) {
     const float centre = mid[i - c] * k1 + mid[i] * k5 + mid[i + c] * k1;
