@@ -2,14 +2,15 @@
 # Writes seed corpora for the fuzz targets into OUT/<fuzzer>/ (a scratch folder, not the
 # repository): TFRecord files and images from ../shared/testdata, the records inside
 # those TFRecord files, a few tiny images made with PIL (fast to decode, every layout),
-# and small hand-written index and manifest files.
+# and small hand-written index and manifest files, S3 responses and AWS profile files.
 #   fuzz/make_corpus.sh OUT
 set -euo pipefail
 out="${1:?usage: fuzz/make_corpus.sh OUT}"
 root=$(cd "$(dirname "$0")/.." && pwd)
 testdata="${IMGPIPE_TESTDATA_DIR:-$root/../shared/testdata}"
 [ -d "$testdata" ] || { echo "make_corpus: no test data at $testdata" >&2; exit 1; }
-mkdir -p "$out"/{tfrecord_reader,example,index,manifest,image_decode,jpeg_region}_fuzzer
+mkdir -p "$out"/{tfrecord_reader,example,index,manifest,image_decode,jpeg_region}_fuzzer \
+         "$out"/{s3_response,aws_config}_fuzzer
 
 # 1. TFRecord files (plain, gzip, TensorBoard events); mnist is 3 MB, so only its start.
 cp "$testdata"/tfrecord/pytorch-data/*.tfrecord "$testdata"/tfrecord/tfx/*.gz \
@@ -66,6 +67,67 @@ write("manifest_fuzzer", "csv-header", b"\0path,label\ncats/a.jpg,cat\n\"dogs/b,
 write("manifest_fuzzer", "csv-integers", b"\0label,path\r\n3,/abs/x.png\r\n\r\n0,y.jpg\r\n")
 write("manifest_fuzzer", "jsonl", b'\1{"path": "a.jpg", "label": "cat"}\n\n{"path": "b.jpg", "label": 2}\n')
 write("manifest_fuzzer", "jsonl-integers", b'\1{"label": 0, "path": "x/y.jpg"}\n{"path":"z","label":1}')
+
+# S3 answers as AWS writes them: ListObjectsV2 pages (entities in keys, folders as
+# CommonPrefixes, a truncated page with its token), an empty one and an error body. After
+# a NUL byte, a shard pattern for ExpandBraces.
+def list_page(contents, prefixes=(), token=None):
+    xml = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+           '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+           '<Name>imgpipe-data</Name><Prefix>train/</Prefix><KeyCount>%d</KeyCount>'
+           '<MaxKeys>1000</MaxKeys><Delimiter>/</Delimiter><IsTruncated>%s</IsTruncated>'
+           % (len(contents) + len(prefixes), "true" if token else "false"))
+    if token:
+        xml += '<NextContinuationToken>%s</NextContinuationToken>' % token
+    for key, size in contents:
+        xml += ('<Contents><Key>%s</Key><LastModified>2024-03-01T12:00:00.000Z</LastModified>'
+                '<ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag><Size>%d</Size>'
+                '<StorageClass>STANDARD</StorageClass></Contents>' % (key, size))
+    for prefix in prefixes:
+        xml += '<CommonPrefixes><Prefix>%s</Prefix></CommonPrefixes>' % prefix
+    return (xml + '</ListBucketResult>').encode()
+write("s3_response_fuzzer", "list-shards", list_page(
+    [("train/train-%05d-of-00004.tfrecord" % i, 1048576 + i) for i in range(4)] +
+    [("train/labels.txt", 0)]))
+write("s3_response_fuzzer", "list-entities", list_page(
+    [("train/caf&#233; &amp; cr&#xE8;me.jpg", 4711), ("train/&quot;quoted&quot; &lt;x&gt;.jpg", 18),
+     ("train/it&apos;s.jpg", 18446744073709551615)],
+    prefixes=["train/cats/", "train/dogs &amp; wolves/"]))
+write("s3_response_fuzzer", "list-truncated", list_page(
+    [("train/a.tfrecord", 10), ("train/a.tfrecord.idx", 7)],
+    token="1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM="))
+write("s3_response_fuzzer", "list-empty",
+      b'<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/'
+      b'doc/2006-03-01/"><Name>b</Name><Prefix>none/</Prefix><KeyCount>0</KeyCount>'
+      b'<MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>')
+write("s3_response_fuzzer", "error-no-such-bucket",
+      b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchBucket</Code>'
+      b'<Message>The specified bucket does not exist</Message><BucketName>imgpipe-data'
+      b'</BucketName><RequestId>4442587FB7D0A2F9</RequestId><HostId>sPqLyv1Ba8NKvsGyHmlh'
+      b'</HostId></Error>')
+write("s3_response_fuzzer", "error-access-denied",
+      b'<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>')
+write("s3_response_fuzzer", "pattern-range",
+      list_page([("train/x", 1)]) + b'\0s3://b/train-{00000..00127}-of-00128.tfrecord')
+write("s3_response_fuzzer", "pattern-lists", b'\0gs://b/{train,validation}/part-{0..9}{,.idx}')
+
+# AWS credentials and config files: sections, [profile NAME], a nested "s3 =" block with
+# indented keys, comments with '#' and ';', CRLF line ends.
+write("aws_config_fuzzer", "credentials",
+      b"# written by aws configure\n[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
+      b"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n\n"
+      b"[minio]\naws_access_key_id=minioadmin\naws_secret_access_key=minioadmin\n"
+      b"aws_session_token = FwoGZXIvYXdzEJr//////////wEaDM=\n")
+write("aws_config_fuzzer", "config",
+      b"[default]\nregion = eu-west-1\noutput = json\n\n; a MinIO server\n"
+      b"[profile minio]\nregion=us-east-1\nendpoint_url = http://127.0.0.1:9000\n"
+      b"s3 =\n  addressing_style = path\n  max_concurrent_requests = 20\n"
+      b"\tsignature_version = s3v4\ncli_pager =\n\n"
+      b"[profile  spaced name ]\n  # an indented comment\nregion = ap-south-1 # not a comment\n")
+write("aws_config_fuzzer", "config-crlf",
+      b"[profile gcs]\r\nendpoint_url = https://storage.googleapis.com\r\n"
+      b"s3 =\r\n    addressing_style = virtual\r\n\r\n[default]\r\nregion = us-east-2")
+write("aws_config_fuzzer", "bad-key-before-section", b"region = us-east-1\n[default]\n")
 
 # Tiny images: JPEG in every sampling, progressive, gray, CMYK, EXIF-rotated; PNG in
 # every colour type; BMP, PNM and TIFF; GIF plain, interlaced, transparent and animated.

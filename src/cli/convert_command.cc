@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/progress_bar.h"
+#include "convert/convert_output.h"
 #include "convert/converter.h"
 #include "convert/summary_json.h"
 #include "image/jpeg_transcode.h"
@@ -33,6 +34,11 @@ void PrintSummary(const ConvertOptions& options, const ConvertSummary& s) {
                 static_cast<unsigned long long>(s.shards_total),
                 static_cast<unsigned long long>(s.shards_this_run),
                 static_cast<unsigned long long>(s.shards_resumed));
+    if (s.shards_uploaded > 0) {
+      std::printf("uploaded %llu shards to %s (staged in %s)\n",
+                  static_cast<unsigned long long>(s.shards_uploaded), options.output.c_str(),
+                  WorkFolder(options).c_str());
+    }
   }
   if (s.complete) {
     std::printf("written %llu + rejected %llu = inputs %llu (see %s/rejects.csv)\n",
@@ -64,11 +70,20 @@ void AddConvertCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "convert", "Convert an image folder (one sub-folder per class), a CSV/JSONL manifest or "
                  "TFRecord data into sharded TFRecord files of tf.train.Example records");
-  cmd->add_option("--input", o.input, "Image folder, .csv/.jsonl manifest (path,label), or TFRecord data "
-                  "(a folder of shards in any layout --data reads, a file or a glob pattern), "
-                  "re-sharded split by split")
+  cmd->add_option("--input", o.input, "Image folder, .csv/.jsonl manifest (path,label; also at an "
+                  "s3://, gs:// or http(s):// URL, its relative paths objects beside it), or "
+                  "TFRecord data (a folder of shards in any layout --data reads, a file or a "
+                  "glob pattern), re-sharded split by split")
       ->required();
-  cmd->add_option("--output", o.output, "Output folder")->required();
+  cmd->add_option("--output", o.output, "Output folder, or an s3://BUCKET/PREFIX or "
+                  "gs://BUCKET/PREFIX: each shard is uploaded as it finishes (index, part file, "
+                  "shard last; multipart above 64 MiB), each object appearing only whole")
+      ->required();
+  cmd->add_option("--staging-dir", o.staging_dir,
+                  "For an s3:// or gs:// --output: the local folder shards are written into "
+                  "before they are uploaded (at most two shards at a time; a --resume run "
+                  "uploads the finished ones it finds there; default: "
+                  "$TMPDIR/imgpipe-staging/<the URL>-<hash>, /tmp without TMPDIR)");
   cmd->add_option("--split", flags->split, "Splits and fractions, e.g. train=0.9,validation=0.1")
       ->capture_default_str();
   cmd->add_option("--shard-size", flags->shard_size, "Target shard size (e.g. 256MB, 1GiB)")

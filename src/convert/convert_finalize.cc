@@ -1,8 +1,11 @@
 // FinalizeConvert (convert/converter.h): the step after the workers of a conversion.
 #include <chrono>
+#include <memory>
+#include <vector>
 
 #include "convert/convert_output.h"
 #include "convert/converter.h"
+#include "io/storage.h"
 #include "record/crc32c.h"
 #include "record/crc32c_file.h"
 #include "record/index.h"
@@ -14,13 +17,29 @@
 namespace imgpipe {
 namespace {
 
+// The CRC-32C of the file or object at `path`, read front to back (a URL in 8 MiB
+// ranges).
+uint32_t StorageCrc32c(const std::string& path) {
+  if (!IsUrl(path)) return FileCrc32c(path);
+  const std::unique_ptr<ByteSource> source = OpenByteSource(path);
+  std::vector<char> buffer(8 << 20);
+  uint32_t crc = 0;
+  for (uint64_t offset = 0; offset < source->size();) {
+    const size_t n = source->Read(offset, buffer.data(), buffer.size());
+    if (n == 0) break;
+    crc = crc32c::Extend(crc, buffer.data(), n);
+    offset += n;
+  }
+  return crc;
+}
+
 // What is wrong with a planned shard; empty when it checks out.
 std::string ShardProblem(const std::string& output, const PlannedShard& shard,
                          const std::optional<ShardPart>& part) {
   if (!part) return "not finished (no shard, index or part file, or they disagree)";
   std::string path = JoinPath(output, shard.file_name);
   std::string index_path = IndexPathFor(path);
-  const std::string index_text = ReadFile(index_path);  // read once: CRC and entries
+  const std::string index_text = ReadStorageFile(index_path);  // read once: CRC and entries
   if (part->index_crc32c) {
     std::string mismatch = Crc32cMismatch(crc32c::Value(index_text.data(), index_text.size()),
                                           *part->index_crc32c);
@@ -32,7 +51,7 @@ std::string ShardProblem(const std::string& output, const PlannedShard& shard,
            std::to_string(part->records) + " records";
   }
   if (part->shard_crc32c) {
-    std::string mismatch = Crc32cMismatch(FileCrc32c(path), *part->shard_crc32c);
+    std::string mismatch = Crc32cMismatch(StorageCrc32c(path), *part->shard_crc32c);
     if (!mismatch.empty()) return "changed since it was written: " + mismatch;
   }
   return "";
@@ -55,9 +74,10 @@ ConvertSummary FinalizeConvert(const ConvertOptions& options) {
   const std::vector<PlannedShard>& shards = conversion.plan.shards;
   std::vector<std::optional<ShardPart>> parts(shards.size());
   std::vector<std::string> problems(shards.size());
+  const OutputListing listing = ListOutput(options.output);
   ParallelFor(pool, shards.size(), [&](size_t i) {
     try {
-      parts[i] = LoadFinishedPart(options.output, shards[i]);
+      parts[i] = LoadFinishedPart(options.output, listing, shards[i]);
       problems[i] = ShardProblem(options.output, shards[i], parts[i]);
     } catch (const Error& e) {
       problems[i] = e.what();

@@ -3,11 +3,14 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "image/jpeg_transcode.h"
+#include "io/storage.h"
 #include "record/image_feature_keys.h"
 #include "record/index.h"
 #include "util/error.h"
@@ -24,12 +27,19 @@ std::string StatePath(const std::string& output, const std::string& name) {
   return JoinPath(JoinPath(output, kStateFolder), name);
 }
 
-// 64-bit FNV-1a, to fingerprint the input list in plan.json.
+// 64-bit FNV-1a, to fingerprint the input list in plan.json and name staging folders.
 void HashBytes(uint64_t* h, std::string_view bytes) {
   for (unsigned char c : bytes) {
     *h ^= c;
     *h *= 0x100000001b3ull;
   }
+}
+
+// `h` as 16 hex digits.
+std::string Hex(uint64_t h) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(h));
+  return text;
 }
 
 // What the run was asked to do. Two runs with equal plan documents produce identical
@@ -46,11 +56,9 @@ json PlanDocument(const ConvertOptions& options, const InputList& inputs,
   for (const SplitSpec& s : options.plan.splits) splits.push_back({s.name, s.fraction});
   json shards = json::array();
   for (const PlannedShard& s : plan.shards) shards.push_back(s.file_name);
-  char fingerprint[17];
-  std::snprintf(fingerprint, sizeof(fingerprint), "%016llx", static_cast<unsigned long long>(h));
   json doc{{"input", options.input},
            {"inputs", inputs.size()},
-           {"input_fingerprint", fingerprint},
+           {"input_fingerprint", Hex(h)},
            {"classes", inputs.class_names},
            {"splits", splits},
            {"shard_bytes", options.plan.shard_bytes},
@@ -110,6 +118,15 @@ bool IsTemporaryOfDeadProcess(const std::string& name, const std::string& file_n
   return ::kill(static_cast<pid_t>(std::stoll(pid)), 0) != 0 && errno == ESRCH;
 }
 
+// The inputs a manifest at a URL lists: its relative paths resolved beside it (objects
+// of the same store), absolute ones as local files.
+InputList ReadUrlManifest(const std::string& url) {
+  if (!IsManifestPath(url)) {
+    throw Error(url + ": a URL input must be a manifest (.csv, .jsonl or .json)");
+  }
+  return ParseManifest(ReadStorageFile(url), url.ends_with(".csv"), DirName(url), url, 4 << 20);
+}
+
 std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
@@ -127,6 +144,15 @@ void CheckConvertOptions(const ConvertOptions& options) {
     throw Error("--worker must be in [0, --num-workers)");
   }
   if (options.output.empty()) throw Error("--output is required");
+  if (IsUrl(options.output) && !options.output.starts_with("s3://") &&
+      !options.output.starts_with("gs://")) {
+    throw Error("--output " + options.output + ": http(s) URLs are read-only; give a folder, "
+                "an s3:// or a gs:// prefix");
+  }
+  if (!options.staging_dir.empty() && !IsUrl(options.output)) {
+    throw Error("--staging-dir is for an s3:// or gs:// --output (a folder is written in place)");
+  }
+  if (IsUrl(options.staging_dir)) throw Error("--staging-dir must be a local folder");
   if (options.threads < 0) throw Error("--threads must be 0 (all CPUs) or positive");
   if (options.image.jpeg_quality < 1 || options.image.jpeg_quality > 100) {
     throw Error("--jpeg-quality must be in [1, 100]");
@@ -146,11 +172,11 @@ PlannedConversion PlanConversion(const ConvertOptions& options, ThreadPool& pool
     out.plan_document = PlanDocument(options, out.inputs, out.sizes, out.plan);
     return out;
   }
-  out.inputs = ListInputs(options.input);
+  out.inputs = IsUrl(options.input) ? ReadUrlManifest(options.input) : ListInputs(options.input);
   out.sizes.assign(out.inputs.size(), 0);
   ParallelFor(pool, out.inputs.size(), [&](size_t i) {
     try {
-      out.sizes[i] = FileSize(out.inputs.path(i));
+      out.sizes[i] = StorageSize(out.inputs.path(i));
     } catch (const Error&) {
       // Unreadable inputs are rejected with their reason when converted.
     }
@@ -161,26 +187,62 @@ PlannedConversion PlanConversion(const ConvertOptions& options, ThreadPool& pool
 }
 
 void CheckOrWritePlan(const std::string& output, const json& plan_document) {
-  MakeDirectories(StateFolder(output));
-  if (PathExists(StatePath(output, "plan.json"))) {
+  if (!IsUrl(output)) MakeDirectories(StateFolder(output));
+  if (StorageExists(StatePath(output, "plan.json"))) {
     CheckPlanExists(output, plan_document);
     return;
   }
-  WriteFileAtomic(StatePath(output, "plan.json"), plan_document.dump(2) + "\n");
+  WriteStorageFile(StatePath(output, "plan.json"), plan_document.dump(2) + "\n");
 }
 
 void CheckPlanExists(const std::string& output, const json& plan_document) {
   std::string path = StatePath(output, "plan.json");
-  if (!PathExists(path)) {
+  if (!StorageExists(path)) {
     throw Error(output + ": no conversion was begun there (no " + path +
                 "); run the workers first, with the same options");
   }
-  json existing = json::parse(ReadFile(path), nullptr, false);
+  json existing = json::parse(ReadStorageFile(path), nullptr, false);
   if (existing != plan_document) {
     throw Error(output + ": holds a conversion with a different plan: " +
                 PlanDifferences(existing, plan_document) + " (see " + path +
                 "); use a new --output folder, or the options it was begun with");
   }
+}
+
+std::string WorkFolder(const ConvertOptions& options) {
+  if (!IsUrl(options.output)) return options.output;
+  return options.staging_dir.empty() ? DefaultStagingFolder(options.output) : options.staging_dir;
+}
+
+std::string DefaultStagingFolder(const std::string& url) {
+  std::string key = url;
+  while (!key.empty() && key.back() == '/') key.pop_back();
+  uint64_t h = 0xcbf29ce484222325ull;
+  HashBytes(&h, key);
+  std::string name;
+  for (char c : key.substr(0, 100)) {
+    name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string root = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  return JoinPath(JoinPath(root, "imgpipe-staging"), name + "-" + Hex(h));
+}
+
+bool CheckOrWriteStagingPlan(const std::string& staging, const json& plan_document) {
+  MakeDirectories(StateFolder(staging));
+  const std::string path = StatePath(staging, "plan.json");
+  if (PathExists(path) && json::parse(ReadFile(path), nullptr, false) == plan_document) return true;
+  // Another plan's staged shards (or none): cleared, so that none lingers.
+  for (const std::string& folder : {staging, StateFolder(staging)}) {
+    for (const std::string& name : ListDirectory(folder)) {
+      if (name.ends_with(".tfrecord") || name.ends_with(".tfrecord.idx") ||
+          name.ends_with(".tfrecord.json")) {
+        RemoveFile(JoinPath(folder, name));
+      }
+    }
+  }
+  WriteFileAtomic(path, plan_document.dump(2) + "\n");
+  return false;
 }
 
 std::string StateFolder(const std::string& output) { return JoinPath(output, kStateFolder); }
@@ -190,6 +252,7 @@ std::string PartPath(const std::string& output, const PlannedShard& shard) {
 }
 
 void RemoveDeadSummaryTemporaries(const std::string& output) {
+  if (IsUrl(output)) return;  // objects appear only whole: no temporaries
   for (const std::string& name : ListDirectory(output)) {
     for (const char* file : {"labels.txt", "dataset.json", "rejects.csv"}) {
       if (IsTemporaryOfDeadProcess(name, file)) RemoveFile(JoinPath(output, name));
@@ -200,15 +263,49 @@ void RemoveDeadSummaryTemporaries(const std::string& output) {
   }
 }
 
-void RemoveShardTemporaries(const std::string& output, const std::vector<std::string>& names,
-                            const std::vector<std::string>& state_names,
+OutputListing ListOutput(const std::string& output) {
+  OutputListing listing;
+  for (const StorageEntry& e : ListStorageFolderSizes(output)) listing.files[e.name] = e.size;
+  for (const StorageEntry& e : ListStorageFolderSizes(StateFolder(output))) {
+    listing.state_files[e.name] = e.size;
+  }
+  return listing;
+}
+
+void RemoveShardTemporaries(const std::string& output, const OutputListing& listing,
                             const PlannedShard& shard) {
-  for (const std::string& name : names) {
+  for (const auto& [name, size] : listing.files) {
     if (IsTemporaryOf(name, shard.file_name)) RemoveFile(JoinPath(output, name));
   }
-  for (const std::string& name : state_names) {
+  for (const auto& [name, size] : listing.state_files) {
     if (IsTemporaryOf(name, shard.file_name)) RemoveFile(StatePath(output, name));
   }
+}
+
+void RemoveShardFiles(const std::string& output, const OutputListing& listing,
+                      const PlannedShard& shard) {
+  // The shard first: what is left then is never counted as a finished shard.
+  for (const std::string& name : {shard.file_name, IndexPathFor(shard.file_name)}) {
+    if (listing.files.count(name)) DeleteStorageFile(JoinPath(output, name));
+  }
+  if (listing.state_files.count(shard.file_name + ".json")) {
+    DeleteStorageFile(PartPath(output, shard));
+  }
+}
+
+void UploadShard(const std::string& staging, const std::string& output,
+                 const PlannedShard& shard, ConvertOptions::Uploader upload) {
+  if (upload == nullptr) upload = &UploadStorageFile;
+  const std::string local = JoinPath(staging, shard.file_name);
+  const std::string remote = JoinPath(output, shard.file_name);
+  // 1. The index and the part file, then the shard: a shard object always has both.
+  upload(IndexPathFor(local), IndexPathFor(remote));
+  upload(PartPath(staging, shard), PartPath(output, shard));
+  upload(local, remote);
+  // 2. The local copies, the shard first (a staged shard without it is not finished).
+  RemoveFile(local);
+  RemoveFile(IndexPathFor(local));
+  RemoveFile(PartPath(staging, shard));
 }
 
 json ShardPart::ToJson(const PlannedShard& shard) const {
@@ -245,14 +342,14 @@ void WriteShardPart(const std::string& output, const PlannedShard& shard, const 
   WriteFileAtomic(PartPath(output, shard), part.ToJson(shard).dump(1) + "\n");
 }
 
-std::optional<ShardPart> LoadFinishedPart(const std::string& output, const PlannedShard& shard) {
-  std::string part_path = PartPath(output, shard);
-  std::string shard_path = JoinPath(output, shard.file_name);
-  if (!PathExists(part_path) || !PathExists(shard_path) ||
-      !PathExists(IndexPathFor(shard_path))) {
+std::optional<ShardPart> LoadFinishedPart(const std::string& output, const OutputListing& listing,
+                                          const PlannedShard& shard) {
+  const auto shard_file = listing.files.find(shard.file_name);
+  if (!listing.state_files.count(shard.file_name + ".json") || shard_file == listing.files.end() ||
+      !listing.files.count(IndexPathFor(shard.file_name))) {
     return std::nullopt;
   }
-  json doc = json::parse(ReadFile(part_path), nullptr, false);
+  json doc = json::parse(ReadStorageFile(PartPath(output, shard)), nullptr, false);
   if (doc.is_discarded()) return std::nullopt;
   ShardPart part;
   try {
@@ -260,7 +357,7 @@ std::optional<ShardPart> LoadFinishedPart(const std::string& output, const Plann
   } catch (const json::exception&) {
     return std::nullopt;  // not a part file this version wrote: the shard is redone
   }
-  if (FileSize(shard_path) != part.bytes ||
+  if (shard_file->second != part.bytes ||
       part.records + part.rejects.size() != shard.inputs.size()) {
     return std::nullopt;
   }
@@ -333,9 +430,14 @@ void WriteDatasetFiles(const std::string& output, const PlannedConversion& conve
   if (plan_doc.contains("jpeg_restart_interval")) {
     dataset["restart_markers_added"] = restart_markers_added;
   }
-  WriteFileAtomic(JoinPath(output, "labels.txt"), labels);
-  WriteFileAtomic(JoinPath(output, "rejects.csv"), rejects);
-  WriteFileAtomic(JoinPath(output, "dataset.json"), dataset.dump(2) + "\n");
+  // dataset.json goes last: when it already holds this text, so do the others (a resumed
+  // run of a finished conversion writes nothing).
+  const std::string dataset_text = dataset.dump(2) + "\n";
+  const std::string dataset_path = JoinPath(output, "dataset.json");
+  if (StorageExists(dataset_path) && ReadStorageFile(dataset_path) == dataset_text) return;
+  WriteStorageFile(JoinPath(output, "labels.txt"), labels);
+  WriteStorageFile(JoinPath(output, "rejects.csv"), rejects);
+  WriteStorageFile(dataset_path, dataset_text);
 }
 
 }  // namespace imgpipe

@@ -7,6 +7,7 @@
 
 #include "convert/convert_output.h"
 #include "image/jpeg_transcode.h"
+#include "io/storage.h"
 #include "record/crc32c_file.h"
 #include "record/index.h"
 #include "record/tfrecord_writer.h"
@@ -46,34 +47,82 @@ ItemResult MakeItem(const PlannedConversion& conversion, size_t i, const InputIm
   return result;
 }
 
-// 2. This worker's shards: those finished earlier are kept when resuming (counted in
-//    `summary`), the others are cleared of a killed run's leftovers and returned.
+// 2. This worker's shards: when resuming, those finished earlier are kept, and for a URL
+//    output those finished in the staging folder `work` but not uploaded are uploaded
+//    now (both counted in `summary`). The others are cleared of a killed run's leftovers
+//    (and, for a URL output, of their staged files and objects) and returned.
 std::vector<const PlannedShard*> ShardsToConvert(const ConvertOptions& options,
-                                                 const ConvertPlan& plan,
-                                                 ConvertSummary* summary) {
+                                                 const PlannedConversion& conversion,
+                                                 const std::string& work, ConvertSummary* summary) {
+  const bool url = IsUrl(options.output);
+  // Staged shards of another plan (the URL's objects were removed, and it was begun
+  // again with other options) are not uploaded.
+  const bool staged_usable = url && CheckOrWriteStagingPlan(work, conversion.plan_document);
+  RemoveDeadSummaryTemporaries(work);
+  const OutputListing output = ListOutput(options.output);
+  const OutputListing staged = url ? ListOutput(work) : output;
   std::vector<const PlannedShard*> todo;
-  RemoveDeadSummaryTemporaries(options.output);
-  std::vector<std::string> names = ListDirectory(options.output);
-  std::vector<std::string> state_names = ListDirectory(StateFolder(options.output));
-  for (size_t i = 0; i < plan.shards.size(); ++i) {
+  for (size_t i = 0; i < conversion.plan.shards.size(); ++i) {
     if (!ShardBelongsToWorker(i, options.worker, options.num_workers)) continue;
-    const PlannedShard& shard = plan.shards[i];
-    if (options.resume && LoadFinishedPart(options.output, shard)) {
+    const PlannedShard& shard = conversion.plan.shards[i];
+    RemoveShardTemporaries(work, staged, shard);
+    if (options.resume && LoadFinishedPart(options.output, output, shard)) {
+      if (url) RemoveShardFiles(work, staged, shard);  // uploaded before a kill
       ++summary->shards_resumed;
       continue;
     }
-    RemoveShardTemporaries(options.output, names, state_names, shard);
-    RemoveFile(PartPath(options.output, shard));
+    if (!url) {
+      RemoveFile(PartPath(work, shard));
+    } else if (options.resume && staged_usable && LoadFinishedPart(work, staged, shard)) {
+      RemoveShardFiles(options.output, output, shard);
+      UploadShard(work, options.output, shard, options.uploader);
+      ++summary->shards_resumed;
+      ++summary->shards_uploaded;
+      continue;
+    } else {
+      RemoveShardFiles(work, staged, shard);
+      RemoveShardFiles(options.output, output, shard);
+    }
     todo.push_back(&shard);
   }
   return todo;
 }
 
-// 3. Converts the shards in `todo`: images are read, checked and encoded on the pool,
-//    up to `ahead` images in flight, and written in plan order by this thread.
+// Uploads the shards finished in the staging folder to a URL output on a thread of its
+// own, one at a time, while the next shard is converted (so at most two are staged).
+// An upload's error is rethrown by the next Start or by Finish; the destructor waits
+// for the upload in flight.
+class ShardUploads {
+ public:
+  ShardUploads(const ConvertOptions& options, const std::string& work)
+      : options_(options), work_(work) {}
+
+  // Waits for the upload before (rethrowing its error), then starts `shard`'s.
+  void Start(const PlannedShard& shard) {
+    Finish();
+    pending_ = std::async(std::launch::async, [this, &shard] {
+      UploadShard(work_, options_.output, shard, options_.uploader);
+    });
+  }
+  // Waits for the upload in flight; rethrows its error.
+  void Finish() {
+    if (pending_.valid()) pending_.get();
+  }
+
+ private:
+  const ConvertOptions& options_;
+  const std::string& work_;
+  std::future<void> pending_;
+};
+
+// 3. Converts the shards in `todo` into the folder `work`: images are read, checked and
+//    encoded on the pool, up to `ahead` images in flight, and written in plan order by
+//    this thread; for a URL output, each finished shard is uploaded while the next is
+//    converted.
 void ConvertShards(const ConvertOptions& options, const PlannedConversion& conversion,
-                   const std::vector<const PlannedShard*>& todo, ThreadPool& pool, int threads,
-                   const ConvertProgressCallback& progress, ConvertSummary* summary) {
+                   const std::vector<const PlannedShard*>& todo, const std::string& work,
+                   ThreadPool& pool, int threads, const ConvertProgressCallback& progress,
+                   ConvertSummary* summary) {
   const InputList& inputs = conversion.inputs;
   ConvertProgress state;
   for (const PlannedShard* shard : todo) {
@@ -90,6 +139,8 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
       for (std::future<ItemResult>& task : tasks) task.wait();
     }
   } wait_for_tasks{in_flight};
+  std::optional<ShardUploads> uploads;
+  if (IsUrl(options.output)) uploads.emplace(options, work);
   // The next input to submit: position `next_input` of shard todo[next_shard].
   size_t next_shard = 0, next_input = 0;
   auto submit_ahead = [&] {
@@ -107,7 +158,7 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
   };
 
   for (const PlannedShard* shard : todo) {
-    std::string shard_path = JoinPath(options.output, shard->file_name);
+    std::string shard_path = JoinPath(work, shard->file_name);
     ShardPart part;
     std::map<int, uint64_t> per_class;
     std::vector<IndexEntry> index;
@@ -139,21 +190,31 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
       // The shard takes its final name last, so that a .tfrecord in the output always
       // has its index and part file, even when a write fails (e.g. a full disk).
       part.index_crc32c = WriteIndexFile(IndexPathFor(shard_path), index);
-      WriteShardPart(options.output, *shard, part);
+      WriteShardPart(work, *shard, part);
       file.Commit();
+    }
+    if (uploads) {
+      uploads->Start(*shard);
+      ++summary->shards_uploaded;
     }
     ++summary->shards_this_run;
     summary->input_bytes_this_run += shard->input_bytes;
   }
+  if (uploads) uploads->Finish();
 }
 
 // 4. Counts every finished shard (any worker's) into `summary`; returns their parts,
-//    in plan order.
+//    in plan order. The part files are read on `pool` (requests, for a URL output).
 std::vector<ShardPart> GatherFinishedShards(const std::string& output, const ConvertPlan& plan,
-                                            ConvertSummary* summary) {
+                                            ThreadPool& pool, ConvertSummary* summary) {
+  const OutputListing listing = ListOutput(output);
+  std::vector<std::optional<ShardPart>> loaded(plan.shards.size());
+  ParallelFor(pool, plan.shards.size(),
+              [&](size_t i) { loaded[i] = LoadFinishedPart(output, listing, plan.shards[i]); });
   std::vector<ShardPart> parts;
-  for (const PlannedShard& shard : plan.shards) {
-    std::optional<ShardPart> part = LoadFinishedPart(output, shard);
+  for (size_t i = 0; i < plan.shards.size(); ++i) {
+    const PlannedShard& shard = plan.shards[i];
+    std::optional<ShardPart>& part = loaded[i];
     if (!part) continue;
     CountFinishedShard(shard, *part, summary);
     parts.push_back(std::move(*part));
@@ -179,13 +240,16 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
   // 1. Inputs, their sizes, and the plan, checked against the output's.
   PlannedConversion conversion = PlanConversion(options, pool);
   CheckOrWritePlan(options.output, conversion.plan_document);
-  // 2.-3. This worker's shards.
+  // 2.-3. This worker's shards, written in `work` (the output, or the staging folder of
+  //        a URL output).
   ConvertSummary summary;
-  std::vector<const PlannedShard*> todo = ShardsToConvert(options, conversion.plan, &summary);
-  ConvertShards(options, conversion, todo, pool, threads, progress, &summary);
+  const std::string work = WorkFolder(options);
+  std::vector<const PlannedShard*> todo = ShardsToConvert(options, conversion, work, &summary);
+  ConvertShards(options, conversion, todo, work, pool, threads, progress, &summary);
   // 4. What is done; a one-worker run finishes the data set (several workers leave that
   //    to the finalize step, so that none races another for the summary files).
-  std::vector<ShardPart> parts = GatherFinishedShards(options.output, conversion.plan, &summary);
+  std::vector<ShardPart> parts =
+      GatherFinishedShards(options.output, conversion.plan, pool, &summary);
   summary.inputs = conversion.inputs.size();
   if (summary.complete && options.num_workers == 1) {
     WriteDatasetFiles(options.output, conversion, parts);

@@ -1,8 +1,8 @@
 // `imgpipe convert`: an image folder or manifest -> sharded TFRecord files of
 // tf.train.Example records, with index files, labels, a summary and a reject list
-// (the output folder: convert/convert_output.h). One process, or several workers that
-// each convert their shards and a finalize step that checks them all and writes the
-// summary files.
+// (the output folder, or s3:// / gs:// prefix: convert/convert_output.h). One process,
+// or several workers that each convert their shards and a finalize step that checks them
+// all and writes the summary files.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +18,12 @@
 namespace imgpipe {
 
 struct ConvertOptions {
-  std::string input;   // folder (one sub-folder per class) or .csv/.jsonl manifest
-  std::string output;  // output folder (created)
+  std::string input;   // folder (one sub-folder per class) or .csv/.jsonl manifest (a
+                       // path or an s3:// / gs:// / http(s):// URL)
+  std::string output;  // output folder (created), or an s3:// or gs:// prefix
+  // For a URL output: the local folder shards are written into before they are uploaded
+  // (one shard at a time, two while one uploads); "": DefaultStagingFolder(output).
+  std::string staging_dir;
   PlanOptions plan;
   ImageExampleOptions image;
   int threads = 0;     // 0: all available CPUs
@@ -32,6 +36,10 @@ struct ConvertOptions {
   // Makes the file each shard is written to (tests substitute one that fails, e.g.
   // with ENOSPC); by default OpenWritableFile.
   AtomicFileWriter::Opener shard_opener = nullptr;
+  // Copies a finished file of the staging folder to its URL (tests substitute one that
+  // fails); by default UploadStorageFile.
+  using Uploader = void (*)(const std::string& local, const std::string& url);
+  Uploader uploader = nullptr;
 };
 
 // Progress after each image: images done (written or rejected) and input bytes read,
@@ -61,6 +69,8 @@ struct ConvertSummary {
   uint64_t shards_done = 0;     // finished, by any worker or earlier run
   uint64_t shards_this_run = 0; // converted by this call
   uint64_t shards_resumed = 0;  // kept from an earlier run
+  uint64_t shards_uploaded = 0; // uploaded to a URL output by this call (converted now,
+                                // or staged by an earlier run that stopped before)
   uint64_t input_bytes_this_run = 0;
   uint64_t output_bytes = 0;    // bytes of finished shards
   bool complete = false;        // every shard done; dataset.json etc. written
@@ -72,10 +82,11 @@ struct ConvertSummary {
 // done writes labels.txt, dataset.json and rejects.csv (checking written + rejected =
 // inputs); with several workers, only the finalize step does. With `finalize` set,
 // runs the finalize step instead (see FinalizeConvert).
-// Throws Error on bad options (worker outside [0, num_workers), no output,
-// threads < 0, jpeg_quality outside [1, 100], jpeg_restart_interval outside
-// [0, kMaxJpegRestartInterval], min_shards < 1), on a plan mismatch with
-// an existing output, and on I/O failure (no partial file is left under a final name).
+// Throws Error on bad options (worker outside [0, num_workers), no output, an http(s)
+// output, staging_dir with a local output, threads < 0, jpeg_quality outside [1, 100],
+// jpeg_restart_interval outside [0, kMaxJpegRestartInterval], min_shards < 1), on a
+// plan mismatch with an existing output, and on I/O failure (no partial file is left under a final name,
+// and no shard object without its index and part objects).
 ConvertSummary RunConvert(const ConvertOptions& options,
                           const ConvertProgressCallback& progress = nullptr);
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "convert/convert_test_util.h"
 #include "image/codec.h"
 #include "image/image_test_util.h"
 #include "image/jpeg_test_util.h"
@@ -736,34 +737,6 @@ TEST(RunConvert, VerifyDecodeIsTheDefault) {
     EXPECT_EQ(summary.written, mode == VerifyMode::kDecode ? 1u : 2u);
     EXPECT_EQ(summary.rejected, mode == VerifyMode::kDecode ? 1u : 0u);
   }
-}
-
-// A shard file that fails like a full disk: it writes through to the real file until
-// the bytes left in `disk_bytes_left` (shared by every shard) run out, then throws
-// IoError(path, "write", ENOSPC).
-std::atomic<int64_t> disk_bytes_left{0};
-
-class DiskFullFile : public WritableFile {
- public:
-  explicit DiskFullFile(std::unique_ptr<WritableFile> file) : file_(std::move(file)) {}
-  void Append(std::string_view data) override {
-    if (disk_bytes_left.fetch_sub(static_cast<int64_t>(data.size())) < static_cast<int64_t>(data.size())) {
-      disk_bytes_left = 0;
-      throw IoError(path(), "write", ENOSPC);
-    }
-    file_->Append(data);
-  }
-  void Flush() override { file_->Flush(); }
-  void Sync() override { file_->Sync(); }
-  void Close() override { file_->Close(); }
-  const std::string& path() const override { return file_->path(); }
-
- private:
-  std::unique_ptr<WritableFile> file_;
-};
-
-std::unique_ptr<WritableFile> OpenDiskFullFile(const std::string& path) {
-  return std::make_unique<DiskFullFile>(OpenWritableFile(path));
 }
 
 // Every .tfrecord in `output` is complete: readable to its end, its index matching and

@@ -5,6 +5,7 @@
 
 #include "image/jpeg_transcode.h"
 #include "image/resize.h"
+#include "io/storage.h"
 #include "record/example.h"
 #include "record/image_feature_keys.h"
 #include "util/error.h"
@@ -121,7 +122,7 @@ void SetImageFeatures(Features* f, const StoredImage& image, int label,
 
 ImageExample MakeImageExample(const InputImage& input, const std::string& class_text,
                               const ImageExampleOptions& options) {
-  StoredImage image = StoreImage(ReadFile(input.path), input.path, options);
+  StoredImage image = StoreImage(ReadStorageFile(input.path), input.path, options);
   Example example;
   Features* f = example.mutable_features();
   SetImageFeatures(f, image, input.label, class_text, options);

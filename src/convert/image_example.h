@@ -86,11 +86,12 @@ struct ImageExample {
   bool restart_markers_added = false;  // by options.jpeg_restart_interval
 };
 
-// Reads `input.path` and returns its Example: the image stored is the file's own bytes
-// when it is a JPEG within options.max_resolution, else a JPEG re-encoded at
-// options.jpeg_quality; either is then given restart markers when
-// options.jpeg_restart_interval > 0. Throws Error (DataError for bad image data, IoError
-// for unreadable files) when the image must be rejected.
+// Reads `input.path` (a file, or an object of a URL manifest) and returns its Example:
+// the image stored is the file's own bytes when it is a JPEG within
+// options.max_resolution, else a JPEG re-encoded at options.jpeg_quality; either is then
+// given restart markers when options.jpeg_restart_interval > 0. Throws Error (DataError
+// for bad image data, IoError for unreadable files, HttpError for unreadable objects)
+// when the image must be rejected.
 ImageExample MakeImageExample(const InputImage& input, const std::string& class_text,
                               const ImageExampleOptions& options);
 

@@ -46,6 +46,7 @@ std::string ConvertSummaryJson(const ConvertSummary& s) {
                            {"shards_done", s.shards_done},
                            {"shards_this_run", s.shards_this_run},
                            {"shards_resumed", s.shards_resumed},
+                           {"shards_uploaded", s.shards_uploaded},
                            {"output_bytes", s.output_bytes},
                            {"seconds", s.seconds},
                            {"input_mb_per_s", s.input_bytes_this_run / seconds / 1e6},

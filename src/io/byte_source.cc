@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <utility>
 
 namespace imgpipe {
@@ -38,12 +39,23 @@ class MemoryByteSource : public ByteSource {
 
 class FrontToBackFile : public SequentialFile {
  public:
-  explicit FrontToBackFile(std::unique_ptr<ByteSource> source) : source_(std::move(source)) {
+  explicit FrontToBackFile(std::unique_ptr<ByteSource> source)
+      : source_(std::move(source)), piece_bytes_(source_->read_ahead_bytes()) {
     source_->AdviseSequential();
   }
+  ~FrontToBackFile() override {
+    if (next_.valid()) next_.wait();  // its exception, if any, is dropped with it
+  }
   size_t Read(char* buffer, size_t n) override {
-    // A source may return less than asked before its end (it never should, but a short
-    // read here would end the stream early): read until n bytes or the end.
+    return piece_bytes_ > 0 ? ReadAhead(buffer, n) : ReadDirect(buffer, n);
+  }
+  const std::string& path() const override { return source_->name(); }
+
+ private:
+  // Reads straight from the source. A source may return less than asked before its end
+  // (it never should, but a short read here would end the stream early): read until n
+  // bytes or the end.
+  size_t ReadDirect(char* buffer, size_t n) {
     size_t total = 0;
     while (total < n) {
       const size_t got = source_->Read(offset_, buffer + total, n - total);
@@ -53,11 +65,50 @@ class FrontToBackFile : public SequentialFile {
     }
     return total;
   }
-  const std::string& path() const override { return source_->name(); }
 
- private:
+  // Reads from the current piece; at its end, waits for the next (fetched since) and
+  // starts fetching the one after.
+  size_t ReadAhead(char* buffer, size_t n) {
+    size_t total = 0;
+    while (total < n) {
+      if (piece_pos_ == piece_.size()) {
+        if (!next_.valid()) next_ = Fetch(offset_);
+        piece_ = next_.get();  // rethrows the fetch's error
+        piece_pos_ = 0;
+        offset_ += piece_.size();
+        if (piece_.empty()) break;
+        next_ = Fetch(offset_);
+      }
+      const size_t take = std::min(n - total, piece_.size() - piece_pos_);
+      std::memcpy(buffer + total, piece_.data() + piece_pos_, take);
+      piece_pos_ += take;
+      total += take;
+    }
+    return total;
+  }
+
+  // The piece at `offset` (empty at the end), read on another thread.
+  std::future<std::string> Fetch(uint64_t offset) {
+    if (offset >= source_->size()) return std::async(std::launch::deferred, [] { return std::string(); });
+    return std::async(std::launch::async, [this, offset] {
+      std::string piece(static_cast<size_t>(std::min<uint64_t>(piece_bytes_, source_->size() - offset)), '\0');
+      size_t got = 0;
+      while (got < piece.size()) {
+        const size_t n = source_->Read(offset + got, piece.data() + got, piece.size() - got);
+        if (n == 0) break;
+        got += n;
+      }
+      piece.resize(got);
+      return piece;
+    });
+  }
+
   std::unique_ptr<ByteSource> source_;
-  uint64_t offset_ = 0;
+  const size_t piece_bytes_;
+  uint64_t offset_ = 0;  // of the next byte not yet read (direct) or fetched (read-ahead)
+  std::string piece_;    // the piece being consumed
+  size_t piece_pos_ = 0;
+  std::future<std::string> next_;  // the piece at offset_, being fetched
 };
 
 }  // namespace

@@ -26,6 +26,10 @@ class ByteSource {
   virtual const std::string& name() const = 0;
   // A hint that reading goes front to back (more read-ahead). Default: none.
   virtual void AdviseSequential() const {}
+  // The size of reads worth a round trip each, for a source over a network (0: reads of
+  // any size are cheap). ReadFrontToBack reads such a source in pieces of this size, the
+  // next one fetched while the current one is consumed.
+  virtual size_t read_ahead_bytes() const { return 0; }
 };
 
 // The local file at `path` (pread). Throws IoError when it cannot be opened or is a
@@ -35,7 +39,8 @@ std::unique_ptr<ByteSource> OpenLocalByteSource(const std::string& path);
 // `bytes`, held in memory, named `name` in errors.
 std::unique_ptr<ByteSource> MakeMemoryByteSource(std::string name, std::string bytes);
 
-// A SequentialFile reading `source` front to back (its path() is the source's name).
+// A SequentialFile reading `source` front to back (its path() is the source's name); a
+// source with read_ahead_bytes() is read a piece ahead on another thread (two pieces held).
 std::unique_ptr<SequentialFile> ReadFrontToBack(std::unique_ptr<ByteSource> source);
 
 }  // namespace imgpipe

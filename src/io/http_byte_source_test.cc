@@ -18,14 +18,6 @@
 namespace imgpipe {
 namespace {
 
-std::string TestDataPath(const std::string& relative) { return std::string(IMGPIPE_TESTDATA_DIR) + "/" + relative; }
-
-std::string Pattern(size_t n, int seed) {
-  std::string bytes(n, '\0');
-  for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>((i * 131 + seed) ^ (i >> 9));
-  return bytes;
-}
-
 // Ranges over HTTP equal the file's, at the start, inside, across the end and past it,
 // from several threads at once.
 TEST(HttpByteSourceTest, RangesEqualTheFile) {

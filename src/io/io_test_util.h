@@ -19,6 +19,18 @@ inline std::string ScratchDir(const std::string& name) {
   return dir;
 }
 
+// A file of the shared test data (../shared/testdata).
+inline std::string TestDataPath(const std::string& relative) {
+  return std::string(IMGPIPE_TESTDATA_DIR) + "/" + relative;
+}
+
+// n bytes that differ with `seed` and repeat no short period.
+inline std::string Pattern(size_t n, int seed) {
+  std::string bytes(n, '\0');
+  for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>((i * 131 + seed) ^ (i >> 9));
+  return bytes;
+}
+
 // Bytes [offset, offset + n) of `source`, fewer at its end.
 inline std::string ReadRange(const ByteSource& source, uint64_t offset, size_t n) {
   std::string out(n, '\0');

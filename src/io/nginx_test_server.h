@@ -5,23 +5,12 @@
 #ifndef IMGPIPE_IO_NGINX_TEST_SERVER_H_
 #define IMGPIPE_IO_NGINX_TEST_SERVER_H_
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <string>
-#include <thread>
 
+#include "io/test_server_process.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/subprocess.h"
-
-extern char** environ;
 
 namespace imgpipe {
 
@@ -38,15 +27,10 @@ class NginxTestServer {
     }
     throw Error("nginx did not start: " + (PathExists(work_ + "/error.log") ? ReadFile(work_ + "/error.log") : ""));
   }
-  ~NginxTestServer() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
   NginxTestServer(const NginxTestServer&) = delete;
   NginxTestServer& operator=(const NginxTestServer&) = delete;
 
+  int port() const { return port_; }
   // http://127.0.0.1:PORT/PATH
   std::string Url(const std::string& path) const {
     return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
@@ -71,37 +55,14 @@ class NginxTestServer {
 
   // Starts nginx and waits until it accepts connections; false when it exits first.
   bool Start() {
-    const std::string conf = work_ + "/nginx.conf", log = work_ + "/error.log";
-    const char* argv[] = {"/usr/sbin/nginx", "-p", work_.c_str(), "-e", log.c_str(), "-c", conf.c_str(), nullptr};
-    if (posix_spawn(&pid_, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ) != 0) {
-      throw Error("cannot start /usr/sbin/nginx (install nginx-light)");
-    }
-    for (int i = 0; i < 400; ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      if (Accepts()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    return false;
-  }
-
-  bool Accepts() const {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port_));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-    close(fd);
-    return ok;
+    return process_.Start({"/usr/sbin/nginx", "-p", work_, "-e", work_ + "/error.log", "-c",
+                           work_ + "/nginx.conf"},
+                          port_, "install nginx-light");
   }
 
   std::string work_;
   int port_ = 0;
-  pid_t pid_ = -1;
+  TestServerProcess process_;
 };
 
 }  // namespace imgpipe

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "io/storage.h"
 #include "pipeline/input_list.h"
 #include "record/crc32c.h"
 #include "record/index.h"
@@ -39,7 +40,7 @@ LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSource
   uint64_t bytes = 0;
   for (const std::string& file : d.paths) {
     d.samples += CountRecords(file, policy);
-    bytes += FileSize(file);
+    bytes += StorageSize(file);
   }
   d.mean_record_bytes = d.samples > 0 ? bytes / static_cast<uint64_t>(d.samples) : 0;
   return d;
@@ -48,7 +49,7 @@ LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSource
 uint32_t DataFingerprint(const LoaderData& data) {
   std::string text = std::to_string(data.samples);
   for (const std::string& path : data.paths) {
-    text += "\n" + path + " " + (data.image_folder ? "folder" : std::to_string(FileSize(path)));
+    text += "\n" + path + " " + (data.image_folder ? "folder" : std::to_string(StorageSize(path)));
   }
   return crc32c::Value(text.data(), text.size());
 }

@@ -10,30 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "loader/loader_test_util.h"
 #include "util/error.h"
 
 namespace imgpipe::loader {
 namespace {
-
-const std::string kPhotos = std::string(IMGPIPE_TESTDATA_DIR) + "/images/hymenoptera/val";  // 153 photos
-
-LoaderOptions SmallOptions() {
-  LoaderOptions o;
-  o.batch_size = 16;  // 9 batches an epoch
-  o.image_size = 32;
-  o.layout = "uint8";
-  o.threads = 2;
-  o.seed = 7;
-  return o;
-}
-
-// A batch as bytes: pixels, labels and marks.
-std::string View(const LoaderBatch& b) {
-  std::string v(reinterpret_cast<const char*>(b.batch->data.data()), b.batch->size * b.batch->sample_bytes);
-  v.append(reinterpret_cast<const char*>(b.batch->labels.data()), b.batch->labels.size() * sizeof(int64_t));
-  v.append(b.padded->begin(), b.padded->end());
-  return v;
-}
 
 // The rest of `pass`'s batches.
 std::vector<std::string> Drain(LoaderPass& pass) {

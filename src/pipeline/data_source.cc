@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "io/storage.h"
 #include "pipeline/source_datasets.h"
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
@@ -17,11 +18,13 @@ namespace {
 // Records read in all to find the label range and the records' class names.
 constexpr int64_t kScanRecords = 2048;
 
-// The TFRecord files of `data`: a folder's (FindTfRecordFiles), one file, or a glob's.
-std::vector<TfRecordFile> ListSourceFiles(const std::string& data) {
-  if (IsDirectory(data)) return FindTfRecordFiles(data);
+// The TFRecord files of `data`: a folder's (FindTfRecordFiles), one file, or a glob's
+// (or brace pattern's).
+std::vector<TfRecordFile> ListSourceFiles(const std::string& data, bool folder) {
+  if (folder) return FindTfRecordFiles(data);
+  const bool single = IsUrl(data) ? data.find_first_of("*?[{") == std::string::npos : PathExists(data);
   std::vector<TfRecordFile> files;
-  for (const std::string& path : PathExists(data) ? std::vector<std::string>{data} : MatchFiles({data})) {
+  for (const std::string& path : single ? std::vector<std::string>{data} : MatchFiles({data})) {
     files.push_back({path, SplitOfName(BaseName(path))});
   }
   return files;
@@ -115,13 +118,13 @@ DataLayout DetectLayout(const std::string& dir, const std::vector<TfRecordFile>&
   static const std::regex slim_name(R"([A-Za-z0-9_]+-\d{5}-of-\d{5}(\.gz)?)");
   static const std::regex imgpipe_name(R"([A-Za-z0-9_]+-\d{5}-of-\d{5}\.tfrecord)");
   const std::string name = BaseName(files.front().path);
-  if (PathExists(JoinPath(dir, "dataset_info.json")) || std::regex_match(name, tfds_name)) {
+  if (std::regex_match(name, tfds_name) || StorageExists(JoinPath(dir, "dataset_info.json"))) {
     return DataLayout::kTfds;
   }
   // imgpipe's before TF-slim's: TF-slim shards re-converted by imgpipe keep their
   // image/class/synset feature.
   if (std::regex_match(name, imgpipe_name) &&
-      (PathExists(JoinPath(dir, "dataset.json")) || PathExists(JoinPath(dir, "labels.txt")))) {
+      (StorageExists(JoinPath(dir, "dataset.json")) || StorageExists(JoinPath(dir, "labels.txt")))) {
     return DataLayout::kImgpipe;
   }
   if (features.feature().count("image/class/synset") || std::regex_match(name, slim_name)) {
@@ -174,7 +177,7 @@ namespace {
 // The non-empty lines of `path`.
 std::vector<std::string> NonEmptyLines(const std::string& path) {
   std::vector<std::string> lines;
-  std::istringstream in(ReadFile(path));
+  std::istringstream in(ReadStorageFile(path));
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!line.empty()) lines.push_back(line);
@@ -197,15 +200,15 @@ const nlohmann::json* FindClassLabel(const nlohmann::json& info) {
 // (TFDS), or dataset_info.json's class count (names then become the indices).
 void ClassNamesFromFolder(const std::string& dir, const std::string& label_key, DataSource* s) {
   for (const std::string& name : {std::string("labels.txt"), label_key + ".labels.txt"}) {
-    if (!label_key.empty() && PathExists(JoinPath(dir, name))) {
+    if (!label_key.empty() && StorageExists(JoinPath(dir, name))) {
       s->class_names = NonEmptyLines(JoinPath(dir, name));
       s->class_names_from = name;
       return;
     }
   }
   const std::string info_path = JoinPath(dir, "dataset_info.json");
-  if (label_key.empty() || !PathExists(info_path)) return;
-  nlohmann::json info = nlohmann::json::parse(ReadFile(info_path), nullptr, /*allow_exceptions=*/false);
+  if (label_key.empty() || !StorageExists(info_path)) return;
+  nlohmann::json info = nlohmann::json::parse(ReadStorageFile(info_path), nullptr, /*allow_exceptions=*/false);
   const nlohmann::json* label = FindClassLabel(info);
   if (!label || !label->contains("numClasses")) return;
   const nlohmann::json& n = (*label)["numClasses"];  // TFDS writes int64 as a string
@@ -267,11 +270,12 @@ const char* LayoutName(DataLayout layout) {
 DataSource ResolveDataSource(const std::string& data, const DataSourceOptions& options) {
   DataSource s;
   s.data = data;
-  // 1. The files; a folder without any is an image folder.
-  s.files = ListSourceFiles(data);
+  // 1. The files; a local folder without any is an image folder.
+  const bool folder = IsStorageFolder(data);
+  s.files = ListSourceFiles(data, folder);
   if (s.files.empty()) {
-    const std::vector<std::string> sub_folders = IsDirectory(data) ? SubFolders(data)
-                                                                   : std::vector<std::string>{};
+    const std::vector<std::string> sub_folders = folder && !IsUrl(data) ? SubFolders(data)
+                                                                        : std::vector<std::string>{};
     if (!sub_folders.empty()) {
       CheckNoNestedShards(data, sub_folders);
       s.layout = DataLayout::kImageFolder;
@@ -284,7 +288,7 @@ DataSource ResolveDataSource(const std::string& data, const DataSourceOptions& o
   const FirstRecord first = ReadFirstRecord(s.files);
   ChooseKeys(options, first, &s.schema);
   s.features = DescribeFeatures(first.example.features());
-  const std::string dir = IsDirectory(data) ? data : DirName(s.files.front().path);
+  const std::string dir = folder ? data : DirName(s.files.front().path);
   s.layout = DetectLayout(dir, s.files, first.example.features());
   if (s.schema.label_key.empty()) return s;
   // 3. Labels: their range, offset and class names.

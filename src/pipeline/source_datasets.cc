@@ -1,6 +1,7 @@
 #include "pipeline/source_datasets.h"
 
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "io/storage.h"
 #include "pipeline/input_list.h"
 #include "pipeline/shard_dataset.h"
 #include "pipeline/shard_rule.h"
@@ -456,9 +458,37 @@ class ImageFilesDataset : public Dataset<Record> {
 
 }  // namespace
 
+namespace {
+
+// The URLs `pattern` (after brace expansion) names: itself when it has no *, ? or [..],
+// else the names of its folder's listing that its last part matches (fnmatch(3)).
+void MatchUrls(const std::string& pattern, std::vector<std::string>* urls) {
+  if (pattern.find_first_of("*?[") == std::string::npos) {
+    urls->push_back(pattern);
+    return;
+  }
+  const std::string dir = DirName(pattern), name_pattern = BaseName(pattern);
+  if (dir.find_first_of("*?[") != std::string::npos) {
+    throw Error("list_files: " + pattern + ": a URL may have *, ? or [..] in its last part only");
+  }
+  for (const std::string& name : ListStorageFolder(dir)) {
+    if (fnmatch(name_pattern.c_str(), name.c_str(), 0) == 0) urls->push_back(JoinPath(dir, name));
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> MatchFiles(const std::vector<std::string>& patterns) {
   std::vector<std::string> files;
+  std::vector<std::string> expanded;
   for (const std::string& pattern : patterns) {
+    for (std::string& one : ExpandBraces(pattern)) expanded.push_back(std::move(one));
+  }
+  for (const std::string& pattern : expanded) {
+    if (IsUrl(pattern)) {
+      MatchUrls(pattern, &files);
+      continue;
+    }
     glob_t matches{};
     // GLOB_MARK appends '/' to folders, which are left out.
     int rc = ::glob(pattern.c_str(), GLOB_MARK, nullptr, &matches);
@@ -502,7 +532,7 @@ DatasetPtr<Record> TfRecordRecordShard(std::vector<std::string> files, int num_s
                   "-compressed; record-level (DATA) sharding needs uncompressed TFRecord files");
     }
     std::string index_path = IndexPathFor(file);
-    indexes.push_back(PathExists(index_path) ? ReadIndexFile(index_path) : BuildIndex(file));
+    indexes.push_back(StorageExists(index_path) ? ReadIndexFile(index_path) : BuildIndex(file));
     total += indexes.back().size();
   }
   // 2. The shard's range [begin, end) of the concatenation.

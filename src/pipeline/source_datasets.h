@@ -10,8 +10,12 @@
 
 namespace imgpipe::pipeline {
 
-// The files (not folders) matching any of `patterns` (glob(3): *, ?, [..]), sorted and
-// de-duplicated. Throws Error naming the patterns when none match.
+// The files (not folders) matching any of `patterns`, sorted and de-duplicated. Brace
+// ranges and lists ("train-{00000..00127}-of-00128", "{a,b}": io/storage.h's ExpandBraces)
+// are expanded first; then glob(3)'s *, ? and [..] match local files, and for a URL
+// (s3://, gs://, http(s)://) the names its folder lists; a URL without them is taken as
+// it is (a missing one fails when it is opened). Throws Error naming the patterns when
+// none match.
 std::vector<std::string> MatchFiles(const std::vector<std::string>& patterns);
 
 // The files matching any of `patterns` (glob(3): *, ?, [..]), sorted and de-duplicated;

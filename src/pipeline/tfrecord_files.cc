@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "io/storage.h"
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -61,9 +62,9 @@ bool HasTfRecordFrame(const std::string& path) {
 
 std::vector<TfRecordFile> FindTfRecordFiles(const std::string& dir) {
   std::vector<TfRecordFile> files;
-  for (const std::string& name : ListDirectory(dir)) {  // sorted
+  for (const std::string& name : ListStorageFolder(dir)) {  // sorted
     const std::string path = JoinPath(dir, name);
-    if (IsNeverShard(name) || IsDirectory(path)) continue;
+    if (IsNeverShard(name) || (!IsUrl(path) && IsDirectory(path))) continue;
     if (HasTfRecordName(name) || HasTfRecordFrame(path)) files.push_back({path, SplitOfName(name)});
   }
   return files;

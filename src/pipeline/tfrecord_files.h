@@ -30,7 +30,8 @@ std::string SplitOfName(const std::string& name);
 // unreadable or other files; never throws.
 bool HasTfRecordFrame(const std::string& path);
 
-// The TFRecord files directly in folder `dir` (no recursion), sorted bytewise by name:
+// The TFRecord files directly in folder `dir` (a local folder or a URL's: io/storage.h;
+// no recursion), sorted bytewise by name:
 // the files with a TFRecord name, and the other regular files whose content starts
 // with a valid frame (hidden, .idx, .tmp, .txt and .json files are not read).
 std::vector<TfRecordFile> FindTfRecordFiles(const std::string& dir);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "io/storage.h"
 #include "record/tfrecord_format.h"
 #include "util/error.h"
 
@@ -258,6 +259,7 @@ const char* CompressionName(Compression compression) {
 }
 
 Compression DetectCompression(const std::string& path) {
+  if (IsUrl(path)) return DetectCompression(*OpenByteSource(path));
   auto file = OpenSequentialFile(path);
   std::string head(kDetectBytes, '\0');
   head.resize(file->Read(head.data(), head.size()));

@@ -1,5 +1,6 @@
 #include "record/index.h"
 
+#include "io/storage.h"
 #include "record/crc32c.h"
 #include "record/tfrecord_format.h"
 #include "record/tfrecord_reader.h"
@@ -85,7 +86,7 @@ std::vector<IndexEntry> ParseIndex(std::string_view text, const std::string& pat
 }
 
 std::vector<IndexEntry> ReadIndexFile(const std::string& path) {
-  return ParseIndex(ReadFile(path), path);
+  return ParseIndex(ReadStorageFile(path), path);
 }
 
 uint32_t WriteIndexFile(const std::string& path, const std::vector<IndexEntry>& entries) {
@@ -110,7 +111,7 @@ std::vector<IndexEntry> BuildIndex(const std::string& tfrecord_path) {
 
 int64_t CountRecords(const std::string& tfrecord_path, ErrorPolicy policy) {
   const std::string index = IndexPathFor(tfrecord_path);
-  if (PathExists(index)) return static_cast<int64_t>(ReadIndexFile(index).size());
+  if (StorageExists(index)) return static_cast<int64_t>(ReadIndexFile(index).size());
   TfRecordReaderOptions options;
   options.policy = policy;
   TfRecordReader reader(tfrecord_path, options);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/storage.h"
 #include "record/tfrecord_format.h"
 #include "util/error.h"
 #include "util/logging.h"
@@ -239,9 +240,16 @@ class TfRecordReader::Impl {
 };
 
 TfRecordReader::TfRecordReader(std::string path, TfRecordReaderOptions options)
-    : path_(std::move(path)),
-      compression_(options.compression ? *options.compression : DetectCompression(path_)),
-      impl_(std::make_unique<Impl>(OpenSequentialFile(path_), compression_, options, &stats_)) {}
+    : TfRecordReader(IsUrl(path) ? OpenByteSource(path) : nullptr, path, options) {}
+
+TfRecordReader::TfRecordReader(std::unique_ptr<ByteSource> source, const std::string& path,
+                               const TfRecordReaderOptions& options)
+    : path_(path),
+      compression_(options.compression ? *options.compression
+                   : source            ? DetectCompression(*source)
+                                       : DetectCompression(path_)),
+      impl_(std::make_unique<Impl>(source ? ReadFrontToBack(std::move(source)) : OpenSequentialFile(path_),
+                                   compression_, options, &stats_)) {}
 
 TfRecordReader::TfRecordReader(std::unique_ptr<ByteSource> source, TfRecordReaderOptions options)
     : path_(source->name()),
@@ -259,7 +267,7 @@ bool TfRecordReader::Next(std::string* record) {
 }
 
 TfRecordRandomReader::TfRecordRandomReader(std::string path, size_t window_bytes)
-    : TfRecordRandomReader(OpenLocalByteSource(path), window_bytes) {}
+    : TfRecordRandomReader(OpenByteSource(path), window_bytes) {}
 
 TfRecordRandomReader::TfRecordRandomReader(std::unique_ptr<ByteSource> source, size_t window_bytes)
     : source_(std::move(source)), window_bytes_(window_bytes) {

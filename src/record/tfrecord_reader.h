@@ -43,6 +43,7 @@ struct TfRecordReaderStats {
 
 class TfRecordReader {
  public:
+  // Reads the file or object at `path` (a local path or a URL: io/storage.h).
   explicit TfRecordReader(std::string path, TfRecordReaderOptions options = {});
   // Reads the bytes of `source` (named by its name() in errors and path()).
   explicit TfRecordReader(std::unique_ptr<ByteSource> source, TfRecordReaderOptions options = {});
@@ -63,6 +64,9 @@ class TfRecordReader {
 
  private:
   class Impl;
+  // `source` when path is a URL, else null (the local file is read as a SequentialFile).
+  TfRecordReader(std::unique_ptr<ByteSource> source, const std::string& path,
+                 const TfRecordReaderOptions& options);
   std::string path_;
   Compression compression_;
   uint64_t record_offset_ = 0;
@@ -76,7 +80,8 @@ class TfRecordReader {
 // `window_bytes`, so reading forward record by record costs one pread per window.
 class TfRecordRandomReader {
  public:
-  // Throws IoError when `path` cannot be opened or is a directory.
+  // `path` is a local path or a URL (io/storage.h). Throws IoError when it cannot be
+  // opened or is a directory, HttpError for a URL that cannot.
   explicit TfRecordRandomReader(std::string path, size_t window_bytes = 1 << 20);
   // Reads the bytes of `source` (named by its name() in errors and path()).
   explicit TfRecordRandomReader(std::unique_ptr<ByteSource> source, size_t window_bytes = 1 << 20);

@@ -1,0 +1,262 @@
+#include "io/http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "io/aws_sigv4.h"
+
+namespace imgpipe {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// `line` (a response header line) names `header` (lower-case); *value gets the trimmed rest.
+bool HeaderIs(const std::string& line, const char* header, std::string* value) {
+  const size_t n = std::strlen(header);
+  if (line.size() <= n || line[n] != ':') return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::tolower(static_cast<unsigned char>(line[i])) != header[i]) return false;
+  }
+  const size_t begin = line.find_first_not_of(" \t", n + 1);
+  const size_t end = line.find_last_not_of(" \t\r\n");
+  *value = begin == std::string::npos || end < begin ? "" : line.substr(begin, end - begin + 1);
+  return true;
+}
+
+// What a status that is not retried means for the user.
+std::string StatusAdvice(int status) {
+  switch (status) {
+    case 401:
+    case 403: return "access denied: check the credentials, the bucket's policy and the endpoint";
+    case 404: return "not found: check the URL (bucket, prefix, object name) and the endpoint";
+    case 416: return "range not satisfiable: the object is shorter than it was when opened";
+    default: return "HTTP " + std::to_string(status);
+  }
+}
+
+// Backoff before retry `attempt` (0-based): full jitter, or Retry-After when longer.
+std::chrono::milliseconds Backoff(const HttpOptions& o, int attempt, int retry_after_seconds) {
+  thread_local std::mt19937_64 random(std::random_device{}());
+  const double cap = std::min<double>(o.max_delay_ms, o.base_delay_ms * std::pow(2.0, attempt));
+  const double jitter = std::uniform_real_distribution<double>(0, std::max(cap, 1.0))(random);
+  const double after = std::min(retry_after_seconds, 60) * 1000.0;
+  return std::chrono::milliseconds(static_cast<int64_t>(std::max(jitter, after)));
+}
+
+// The text of element `tag` in `xml` ("" when absent), entities left as they are.
+std::string_view XmlText(std::string_view xml, std::string_view tag) {
+  const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
+  const size_t begin = xml.find(open);
+  if (begin == std::string_view::npos) return {};
+  const size_t end = xml.find(close, begin + open.size());
+  if (end == std::string_view::npos) return {};
+  return xml.substr(begin + open.size(), end - begin - open.size());
+}
+
+// One attempt's state, shared with libcurl's callbacks.
+struct Attempt {
+  const HttpRequest* request = nullptr;
+  CURL* handle = nullptr;
+  HttpResponse response;
+  std::string error_body;  // of a non-2xx response, the first 4 KiB
+  int retry_after = 0;
+  size_t sent = 0;  // body bytes uploaded
+  bool overflow = false;
+};
+
+size_t OnHeader(char* data, size_t, size_t n, void* user) {
+  auto* a = static_cast<Attempt*>(user);
+  const std::string line(data, n);
+  std::string value;
+  if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a redirect or 100)
+    a->response.etag.clear();
+    a->response.content_range.clear();
+    a->retry_after = 0;
+  } else if (HeaderIs(line, "etag", &value)) {
+    a->response.etag = value;
+  } else if (HeaderIs(line, "content-range", &value)) {
+    a->response.content_range = value;
+  } else if (HeaderIs(line, "retry-after", &value)) {
+    a->retry_after = std::atoi(value.c_str());
+  }
+  return n;
+}
+
+size_t OnBody(char* data, size_t, size_t n, void* user) {
+  auto* a = static_cast<Attempt*>(user);
+  long status = 0;
+  curl_easy_getinfo(a->handle, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status >= 300) {  // an error page: its start kept for the message
+    a->error_body.append(data, std::min(n, 4096 - std::min<size_t>(4096, a->error_body.size())));
+    return n;
+  }
+  HttpResponse& r = a->response;
+  if (a->request->out == nullptr) {
+    r.body.append(data, n);
+  } else {
+    if (r.body_bytes + n > a->request->capacity) {
+      a->overflow = true;
+      return 0;  // more than asked: abort
+    }
+    std::memcpy(a->request->out + r.body_bytes, data, n);
+  }
+  r.body_bytes += n;
+  return n;
+}
+
+size_t OnUpload(char* buffer, size_t size, size_t count, void* user) {
+  auto* a = static_cast<Attempt*>(user);
+  const std::string_view body = a->request->body;
+  const size_t n = std::min(size * count, body.size() - a->sent);
+  std::memcpy(buffer, body.data() + a->sent, n);
+  a->sent += n;
+  return n;
+}
+
+}  // namespace
+
+HttpError::HttpError(const std::string& url, int status, const std::string& message)
+    : Error(url + ": " + message), status_(status) {}
+
+std::string DescribeXmlError(std::string_view body) {
+  if (body.find("<Error>") == std::string_view::npos) return "";
+  const std::string_view code = XmlText(body, "Code"), message = XmlText(body, "Message");
+  if (code.empty()) return "";
+  return std::string(code) + (message.empty() ? "" : ": " + std::string(message));
+}
+
+// Easy handles kept between requests, so their connections stay alive.
+class HttpClient::HandlePool {
+ public:
+  ~HandlePool() {
+    for (CURL* h : free_) curl_easy_cleanup(h);
+  }
+  CURL* Acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        CURL* h = free_.back();
+        free_.pop_back();
+        return h;
+      }
+    }
+    CURL* h = curl_easy_init();
+    if (h == nullptr) throw Error("libcurl: curl_easy_init failed");
+    return h;
+  }
+  void Release(CURL* h) {
+    curl_easy_reset(h);  // keeps the connection cache
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(h);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<CURL*> free_;  // guarded by mu_
+};
+
+HttpClient::HttpClient(HttpOptions options, HttpSigner signer)
+    : options_(std::move(options)), signer_(std::move(signer)), handles_(std::make_unique<HandlePool>()) {
+  GlobalInit();
+}
+
+HttpClient::~HttpClient() = default;
+
+HttpResponse HttpClient::Perform(const HttpRequest& request) const {
+  const bool head = request.method == "HEAD";
+  const bool upload = request.method == "PUT" || request.method == "POST";
+  const std::string payload_sha256 = signer_ ? Sha256Hex(request.body) : "";
+  for (int attempt = 0;; ++attempt) {
+    // 1. One attempt, signed anew.
+    Attempt a;
+    a.request = &request;
+    CURL* h = handles_->Acquire();
+    a.handle = h;
+    curl_slist* headers = nullptr;
+    std::vector<std::string> all = options_.headers;
+    all.insert(all.end(), request.headers.begin(), request.headers.end());
+    if (signer_) {
+      const std::vector<std::string> signed_headers = signer_(request, payload_sha256);
+      all.insert(all.end(), signed_headers.begin(), signed_headers.end());
+    }
+    if (upload) all.push_back("Expect:");  // no 100-continue round trip
+    for (const std::string& header : all) headers = curl_slist_append(headers, header.c_str());
+    curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_NOBODY, head ? 1L : 0L);
+    if (upload) {
+      curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      curl_easy_setopt(h, CURLOPT_READDATA, &a);
+      curl_easy_setopt(h, CURLOPT_READFUNCTION, &OnUpload);
+    }
+    if (!head && request.method != "GET" && request.method != "PUT") {
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.low_speed_bytes));
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_seconds));
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    char error[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &a);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &OnHeader);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &OnBody);
+    const CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_off_t length = -1;
+    curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    handles_->Release(h);
+    curl_slist_free_all(headers);
+    HttpResponse& r = a.response;
+    r.status = static_cast<int>(status);
+    r.content_length = length;
+    if (a.overflow) {
+      throw HttpError(request.url, r.status, "the server sent more than the " +
+                                                 std::to_string(request.capacity) +
+                                                 " bytes asked for (does it honour Range requests?)");
+    }
+    // 2. Done, or a body cut short that the caller resumes from its next byte.
+    if (rc == CURLE_OK && r.status >= 200 && r.status < 300) return std::move(r);
+    if (rc != CURLE_OK && r.status == 206 && r.body_bytes > 0 && request.out != nullptr) {
+      r.cut_short = true;
+      return std::move(r);
+    }
+    // 3. Faults that are not retried.
+    if (r.status == 412) {
+      throw DataError(request.url, std::nullopt, "the object changed while it was read (If-Match failed)");
+    }
+    const bool retryable = rc != CURLE_OK ? (rc != CURLE_URL_MALFORMAT && rc != CURLE_UNSUPPORTED_PROTOCOL)
+                                          : (r.status == 429 || r.status >= 500);
+    const std::string server_says = DescribeXmlError(a.error_body);
+    const std::string what =
+        rc != CURLE_OK ? std::string(*error ? error : curl_easy_strerror(rc))
+                       : StatusAdvice(r.status) + (server_says.empty() ? "" : " (the server: " + server_says + ")");
+    if (!retryable) throw HttpError(request.url, r.status, request.method + " " + what);
+    // 4. The others, after a backoff, until the attempts run out.
+    if (attempt + 1 >= options_.max_attempts) {
+      throw HttpError(request.url, r.status, request.method + " gave up after " + std::to_string(attempt + 1) +
+                                                 " attempts; the last: " + what);
+    }
+    ++retries_;
+    std::this_thread::sleep_for(Backoff(options_, attempt, a.retry_after));
+  }
+}
+
+}  // namespace imgpipe

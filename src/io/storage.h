@@ -1,0 +1,100 @@
+// Paths and URLs as one set of files: what the layers above io/ call instead of util/file.h
+// when a path may name network storage. A path is one of
+//
+//   a local path       /data/shards/train-00000-of-00008.tfrecord
+//   s3://BUCKET/KEY    S3 or an S3-compatible store: AWS's credential chain, AWS_REGION,
+//                      AWS_ENDPOINT_URL (aws_config.h)
+//   gs://BUCKET/KEY    Google Cloud Storage through its XML API: a bearer token from
+//                      GOOGLE_OAUTH_ACCESS_TOKEN, else HMAC keys GCS_HMAC_ACCESS_KEY_ID +
+//                      GCS_HMAC_SECRET_ACCESS_KEY (signed as S3), else anonymous; the
+//                      endpoint GCS_ENDPOINT_URL, else https://storage.googleapis.com
+//   http(s)://HOST/PATH  any server that honours Range; a "folder" is listed by the
+//                      dataset.json that imgpipe convert writes there.
+//
+// "Folders" of object stores are key prefixes ending in '/'. Clients (and their kept-alive
+// connections) are made once per process and scheme, from the environment at first use;
+// their retries (http_client.h) follow IMGPIPE_HTTP_MAX_ATTEMPTS (tries per request,
+// default 8), IMGPIPE_HTTP_BASE_DELAY_MS (first backoff, 100) and
+// IMGPIPE_HTTP_STALL_SECONDS (a body under 1 KiB/s this long is stalled, 20).
+#ifndef IMGPIPE_IO_STORAGE_H_
+#define IMGPIPE_IO_STORAGE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/byte_source.h"
+
+namespace imgpipe {
+
+// Forgets the clients made so far: the next use reads the environment again (tests and
+// programs that change AWS_* or GCS_* variables). Sources already open keep theirs.
+void ResetStorageClients();
+
+// Retries so far by the process's storage clients (all schemes): how many faults the
+// reads and writes rode over.
+uint64_t StorageRetries();
+
+// Whether `path` is a URL (s3://, gs://, http://, https://), not a local path.
+bool IsUrl(std::string_view path);
+
+// `path` opened for reading. Throws IoError (local), HttpError (404: not found, 403: access
+// denied, with what to check), InvalidArgument for a malformed URL.
+std::unique_ptr<ByteSource> OpenByteSource(const std::string& path);
+
+// Whether the file or object exists. Throws HttpError for answers other than 200 and 404.
+bool StorageExists(const std::string& path);
+// Whether `path` is a folder: a local directory; a URL ending in '/'; a bucket; a prefix
+// with objects under PREFIX/; an HTTP URL with a dataset.json under it.
+bool IsStorageFolder(const std::string& path);
+// The size in bytes. Throws as OpenByteSource.
+uint64_t StorageSize(const std::string& path);
+// The whole file or object. Throws as OpenByteSource.
+std::string ReadStorageFile(const std::string& path);
+// Writes `data` to `path` whole: locally through a temporary file and a rename, to an
+// object store by a PUT (multipart when large) so the object appears only when complete.
+// Throws IoError, HttpError; InvalidArgument for http(s) URLs (read-only).
+void WriteStorageFile(const std::string& path, std::string_view data);
+
+// The names of the files directly in folder `dir`, sorted bytewise (no sub-folders): a
+// directory's entries; the objects under an s3:// or gs:// prefix (one page after another);
+// for an http(s) folder, the shards that its dataset.json lists with their .idx files and
+// labels.txt, dataset.json. Throws IoError, HttpError, DataError (a dataset.json that does
+// not parse).
+std::vector<std::string> ListStorageFolder(const std::string& dir);
+
+// `pattern` with each brace range "{00000..00127}" (WebDataset's convention: the width of
+// the first bound kept) and list "{a,b}" expanded, in order. Throws InvalidArgument for an
+// unbalanced or nested brace, or a pattern of over 1,000,000 names (counted before any is
+// made).
+std::vector<std::string> ExpandBraces(const std::string& pattern);
+
+// A file of a folder and its size in bytes.
+struct StorageEntry {
+  std::string name;
+  uint64_t size = 0;
+};
+
+// The files directly in folder `dir` with their sizes, sorted bytewise by name (no
+// sub-folders): a directory's regular files (an entry removed while it is listed is left
+// out); the objects under an s3:// or gs:// prefix, from the LIST requests that
+// ListStorageFolder makes. A missing directory or an empty prefix lists as empty. Throws
+// IoError, HttpError; InvalidArgument for http(s) URLs (their listing has no sizes).
+std::vector<StorageEntry> ListStorageFolderSizes(const std::string& dir);
+
+// Copies the local file `local` to `path` whole, as WriteStorageFile writes `data`:
+// locally through a temporary file and a rename; to an object store by a PUT (multipart
+// when large), so the object appears only when complete. The file is mapped, not read
+// into memory: a 256 MB shard costs page cache, not a copy on the heap. Throws IoError
+// (naming `local` or `path`), HttpError; InvalidArgument for http(s) URLs.
+void UploadStorageFile(const std::string& local, const std::string& path);
+
+// Removes the file or object; none there is no error. Throws IoError, HttpError;
+// InvalidArgument for http(s) URLs.
+void DeleteStorageFile(const std::string& path);
+
+}  // namespace imgpipe
+
+#endif  // IMGPIPE_IO_STORAGE_H_

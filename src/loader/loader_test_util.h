@@ -1,0 +1,32 @@
+// Helpers shared by the loader's tests.
+#pragma once
+
+#include <string>
+
+#include "loader/loader.h"
+
+namespace imgpipe::loader {
+
+// 153 photos, 9 batches of 16 an epoch.
+inline const std::string kPhotos = std::string(IMGPIPE_TESTDATA_DIR) + "/images/hymenoptera/val";
+
+// Small batches of small uint8 images on 2 threads, seed 7.
+inline LoaderOptions SmallOptions() {
+  LoaderOptions o;
+  o.batch_size = 16;  // 9 batches an epoch
+  o.image_size = 32;
+  o.layout = "uint8";
+  o.threads = 2;
+  o.seed = 7;
+  return o;
+}
+
+// A batch as bytes: pixels, labels and marks.
+inline std::string View(const LoaderBatch& b) {
+  std::string v(reinterpret_cast<const char*>(b.batch->data.data()), b.batch->size * b.batch->sample_bytes);
+  v.append(reinterpret_cast<const char*>(b.batch->labels.data()), b.batch->labels.size() * sizeof(int64_t));
+  v.append(b.padded->begin(), b.padded->end());
+  return v;
+}
+
+}  // namespace imgpipe::loader
