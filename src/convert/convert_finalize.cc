@@ -17,22 +17,6 @@
 namespace imgpipe {
 namespace {
 
-// The CRC-32C of the file or object at `path`, read front to back (a URL in 8 MiB
-// ranges).
-uint32_t StorageCrc32c(const std::string& path) {
-  if (!IsUrl(path)) return FileCrc32c(path);
-  const std::unique_ptr<ByteSource> source = OpenByteSource(path);
-  std::vector<char> buffer(8 << 20);
-  uint32_t crc = 0;
-  for (uint64_t offset = 0; offset < source->size();) {
-    const size_t n = source->Read(offset, buffer.data(), buffer.size());
-    if (n == 0) break;
-    crc = crc32c::Extend(crc, buffer.data(), n);
-    offset += n;
-  }
-  return crc;
-}
-
 // What is wrong with a planned shard; empty when it checks out.
 std::string ShardProblem(const std::string& output, const PlannedShard& shard,
                          const std::optional<ShardPart>& part) {
@@ -51,7 +35,7 @@ std::string ShardProblem(const std::string& output, const PlannedShard& shard,
            std::to_string(part->records) + " records";
   }
   if (part->shard_crc32c) {
-    std::string mismatch = Crc32cMismatch(StorageCrc32c(path), *part->shard_crc32c);
+    std::string mismatch = Crc32cMismatch(FileCrc32c(path), *part->shard_crc32c);
     if (!mismatch.empty()) return "changed since it was written: " + mismatch;
   }
   return "";

@@ -52,18 +52,24 @@ class FrontToBackFile : public SequentialFile {
   const std::string& path() const override { return source_->name(); }
 
  private:
-  // Reads straight from the source. A source may return less than asked before its end
-  // (it never should, but a short read here would end the stream early): read until n
-  // bytes or the end.
-  size_t ReadDirect(char* buffer, size_t n) {
+  // Reads n bytes at `offset` (fewer only at the end). A source may return less than
+  // asked before its end (it never should, but a short read here would end the stream
+  // early): read until n bytes or the end.
+  size_t ReadFully(uint64_t offset, char* buffer, size_t n) const {
     size_t total = 0;
     while (total < n) {
-      const size_t got = source_->Read(offset_, buffer + total, n - total);
+      const size_t got = source_->Read(offset + total, buffer + total, n - total);
       if (got == 0) break;
       total += got;
-      offset_ += got;
     }
     return total;
+  }
+
+  // Reads straight from the source.
+  size_t ReadDirect(char* buffer, size_t n) {
+    const size_t got = ReadFully(offset_, buffer, n);
+    offset_ += got;
+    return got;
   }
 
   // Reads from the current piece; at its end, waits for the next (fetched since) and
@@ -92,13 +98,7 @@ class FrontToBackFile : public SequentialFile {
     if (offset >= source_->size()) return std::async(std::launch::deferred, [] { return std::string(); });
     return std::async(std::launch::async, [this, offset] {
       std::string piece(static_cast<size_t>(std::min<uint64_t>(piece_bytes_, source_->size() - offset)), '\0');
-      size_t got = 0;
-      while (got < piece.size()) {
-        const size_t n = source_->Read(offset + got, piece.data() + got, piece.size() - got);
-        if (n == 0) break;
-        got += n;
-      }
-      piece.resize(got);
+      piece.resize(ReadFully(offset, piece.data(), piece.size()));
       return piece;
     });
   }

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "io/aws_sigv4.h"
+#include "io/xml_text.h"
 
 namespace imgpipe {
 namespace {
@@ -53,16 +54,6 @@ std::chrono::milliseconds Backoff(const HttpOptions& o, int attempt, int retry_a
   const double jitter = std::uniform_real_distribution<double>(0, std::max(cap, 1.0))(random);
   const double after = std::min(retry_after_seconds, 60) * 1000.0;
   return std::chrono::milliseconds(static_cast<int64_t>(std::max(jitter, after)));
-}
-
-// The text of element `tag` in `xml` ("" when absent), entities left as they are.
-std::string_view XmlText(std::string_view xml, std::string_view tag) {
-  const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
-  const size_t begin = xml.find(open);
-  if (begin == std::string_view::npos) return {};
-  const size_t end = xml.find(close, begin + open.size());
-  if (end == std::string_view::npos) return {};
-  return xml.substr(begin + open.size(), end - begin - open.size());
 }
 
 // One attempt's state, shared with libcurl's callbacks.
@@ -132,7 +123,12 @@ HttpError::HttpError(const std::string& url, int status, const std::string& mess
 
 std::string DescribeXmlError(std::string_view body) {
   if (body.find("<Error>") == std::string_view::npos) return "";
-  const std::string_view code = XmlText(body, "Code"), message = XmlText(body, "Message");
+  // The raw texts (not decoded): what the server wrote.
+  auto first = [&](std::string_view tag) {
+    const std::vector<XmlElement> found = XmlElements(body, tag);
+    return found.empty() ? std::string_view() : found.front().text;
+  };
+  const std::string_view code = first("Code"), message = first("Message");
   if (code.empty()) return "";
   return std::string(code) + (message.empty() ? "" : ": " + std::string(message));
 }
@@ -256,6 +252,19 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
     }
     ++retries_;
     std::this_thread::sleep_for(Backoff(options_, attempt, a.retry_after));
+  }
+}
+
+bool HttpClient::Exists(const std::string& url) const {
+  HttpRequest head;
+  head.method = "HEAD";
+  head.url = url;
+  try {
+    Perform(head);
+    return true;
+  } catch (const HttpError& e) {
+    if (e.status() == 404) return false;
+    throw;
   }
 }
 

@@ -88,6 +88,9 @@ class HttpClient {
   // (cut_short, its bytes so far in out) for the caller to resume. Throws HttpError, or
   // DataError for 412.
   HttpResponse Perform(const HttpRequest& request) const;
+  // Whether `url` is there: a HEAD answered 2xx (true) or 404 (false). Other answers
+  // throw as Perform does.
+  bool Exists(const std::string& url) const;
 
   // Retries so far, of every request (Perform's and the ones callers count themselves).
   uint64_t retries() const { return retries_.load(); }

@@ -9,83 +9,11 @@
 
 #include "io/aws_sigv4.h"
 #include "io/http_byte_source.h"
+#include "io/xml_text.h"
 #include "util/error.h"
 
 namespace imgpipe {
 namespace {
-
-// XML's predefined entities and numeric references in `text` decoded (others kept).
-std::string DecodeXml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    const size_t semi = text[i] == '&' ? text.find(';', i) : std::string_view::npos;
-    if (semi == std::string_view::npos || semi - i > 10) {
-      out += text[i];
-      continue;
-    }
-    const std::string_view name = text.substr(i + 1, semi - i - 1);
-    static const std::pair<std::string_view, char> kNamed[] = {
-        {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
-    bool decoded = false;
-    for (const auto& [entity, c] : kNamed) {
-      if (name == entity) out += c, decoded = true;
-    }
-    if (!decoded && name.size() > 1 && name[0] == '#') {
-      const bool hex = name[1] == 'x';
-      const std::string digits(name.substr(hex ? 2 : 1));
-      char* end = nullptr;
-      const unsigned long code = std::strtoul(digits.c_str(), &end, hex ? 16 : 10);
-      if (!digits.empty() && *end == '\0' && code > 0 && code < 0x110000) {
-        if (code < 0x80) {  // UTF-8
-          out += static_cast<char>(code);
-        } else if (code < 0x800) {
-          out += static_cast<char>(0xC0 | (code >> 6));
-          out += static_cast<char>(0x80 | (code & 0x3F));
-        } else if (code < 0x10000) {
-          out += static_cast<char>(0xE0 | (code >> 12));
-          out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-          out += static_cast<char>(0x80 | (code & 0x3F));
-        } else {
-          out += static_cast<char>(0xF0 | (code >> 18));
-          out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-          out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-          out += static_cast<char>(0x80 | (code & 0x3F));
-        }
-        decoded = true;
-      }
-    }
-    if (!decoded) {
-      out += text[i];
-      continue;
-    }
-    i = semi;
-  }
-  return out;
-}
-
-// The elements <tag>...</tag> in `xml` from `from`, in order: each one's text and offset.
-struct XmlElement {
-  std::string_view text;
-  size_t offset = 0;
-};
-std::vector<XmlElement> XmlElements(std::string_view xml, std::string_view tag) {
-  const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
-  std::vector<XmlElement> elements;
-  for (size_t at = xml.find(open); at != std::string_view::npos; at = xml.find(open, at)) {
-    const size_t end = xml.find(close, at + open.size());
-    if (end == std::string_view::npos) break;
-    elements.push_back({xml.substr(at + open.size(), end - at - open.size()), at});
-    at = end + close.size();
-  }
-  return elements;
-}
-
-// The text of the first <tag> in `xml`, or "" when there is none.
-std::string FirstText(std::string_view xml, std::string_view tag) {
-  const std::vector<XmlElement> found = XmlElements(xml, tag);
-  return found.empty() ? "" : DecodeXml(found.front().text);
-}
 
 // %XX sequences of `text` decoded ('+' kept: S3 paths and our queries never use it).
 std::string PercentDecode(std::string_view text) {
@@ -189,15 +117,15 @@ S3ListPage ParseListObjectsV2(std::string_view xml, const std::string& url) {
     if (key.empty()) throw DataError(url, contents.offset, "ListObjectsV2: an object without <Key>");
     S3Object object;
     object.key = DecodeXml(key.front().text);
-    object.size = ParseSize(FirstText(contents.text, "Size"), url, contents.offset);
-    object.etag = FirstText(contents.text, "ETag");
+    object.size = ParseSize(FirstXmlText(contents.text, "Size"), url, contents.offset);
+    object.etag = FirstXmlText(contents.text, "ETag");
     page.objects.push_back(std::move(object));
   }
   for (const XmlElement& common : XmlElements(xml, "CommonPrefixes")) {
-    page.common_prefixes.push_back(FirstText(common.text, "Prefix"));
+    page.common_prefixes.push_back(FirstXmlText(common.text, "Prefix"));
   }
-  page.truncated = FirstText(xml, "IsTruncated") == "true";
-  page.next_token = FirstText(xml, "NextContinuationToken");
+  page.truncated = FirstXmlText(xml, "IsTruncated") == "true";
+  page.next_token = FirstXmlText(xml, "NextContinuationToken");
   if (page.truncated && page.next_token.empty()) {
     throw DataError(url, 0, "ListObjectsV2: a truncated page without NextContinuationToken");
   }
@@ -253,15 +181,17 @@ std::vector<S3Object> S3Client::List(const std::string& bucket, const std::strin
 }
 
 bool S3Client::Exists(const std::string& bucket, const std::string& key) const {
-  HttpRequest head;
-  head.method = "HEAD";
-  head.url = HttpUrl(bucket, key);
+  return client_->Exists(HttpUrl(bucket, key));
+}
+
+void S3Client::Delete(const std::string& bucket, const std::string& key) const {
+  HttpRequest remove;
+  remove.method = "DELETE";
+  remove.url = HttpUrl(bucket, key);
   try {
-    client_->Perform(head);
-    return true;
+    client_->Perform(remove);
   } catch (const HttpError& e) {
-    if (e.status() == 404) return false;
-    throw;
+    if (e.status() != 404) throw;  // S3 answers 204 for a missing key, GCS 404
   }
 }
 
@@ -285,7 +215,7 @@ void S3Client::PutMultipart(const std::string& bucket, const std::string& key, s
   HttpRequest start;
   start.method = "POST";
   start.url = HttpUrl(bucket, key, "uploads=");
-  const std::string upload_id = FirstText(client_->Perform(start).body, "UploadId");
+  const std::string upload_id = FirstXmlText(client_->Perform(start).body, "UploadId");
   if (upload_id.empty()) throw DataError(start.url, 0, "CreateMultipartUpload: no <UploadId> in the response");
   const std::string id_query = "uploadId=" + AwsUriEncode(upload_id, true);
   try {

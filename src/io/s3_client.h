@@ -74,6 +74,8 @@ class S3Client {
                              const std::string& delimiter = "") const;
   // Whether the object exists (HEAD: 200 or 404; other statuses throw HttpError).
   bool Exists(const std::string& bucket, const std::string& key) const;
+  // Removes the object; none there is no error. Throws HttpError.
+  void Delete(const std::string& bucket, const std::string& key) const;
   // The whole object. Throws HttpError.
   std::string Get(const std::string& bucket, const std::string& key) const;
   // Writes the object: one PUT up to multipart_threshold, else a multipart upload (aborted

@@ -107,6 +107,11 @@ auto NamingUrl(const std::string& url, Call call) -> decltype(call()) {
   }
 }
 
+// Throws InvalidArgument when `path` is an http(s) URL: those are read-only.
+void RefuseHttpWrite(const std::string& path) {
+  if (IsHttp(path)) throw InvalidArgument(path + ": http(s) URLs are read-only; write to a folder or s3:// / gs://");
+}
+
 // `url` with one trailing '/' (a folder's URL or prefix).
 std::string AsFolder(std::string url) {
   if (url.empty() || url.back() != '/') url += '/';
@@ -139,20 +144,13 @@ std::unique_ptr<ByteSource> OpenByteSource(const std::string& path) {
   return NamingUrl(path, [&] { return ObjectStore(o.scheme)->Open(o.bucket, o.key, path); });
 }
 
+std::unique_ptr<SequentialFile> OpenSequentialStorage(const std::string& path) {
+  return IsUrl(path) ? ReadFrontToBack(OpenByteSource(path)) : OpenSequentialFile(path);
+}
+
 bool StorageExists(const std::string& path) {
   if (!IsUrl(path)) return PathExists(path);
-  if (IsHttp(path)) {
-    HttpRequest head;
-    head.method = "HEAD";
-    head.url = path;
-    try {
-      WebClient()->Perform(head);
-      return true;
-    } catch (const HttpError& e) {
-      if (e.status() == 404) return false;
-      throw;
-    }
-  }
+  if (IsHttp(path)) return WebClient()->Exists(path);
   const ObjectUrl o = ParseObjectUrl(path);
   return NamingUrl(path, [&] { return ObjectStore(o.scheme)->Exists(o.bucket, o.key); });
 }
@@ -183,7 +181,7 @@ std::string ReadStorageFile(const std::string& path) {
 
 void WriteStorageFile(const std::string& path, std::string_view data) {
   if (!IsUrl(path)) return WriteFileAtomic(path, data);
-  if (IsHttp(path)) throw InvalidArgument(path + ": http(s) URLs are read-only; write to a folder or s3:// / gs://");
+  RefuseHttpWrite(path);
   const ObjectUrl o = ParseObjectUrl(path);
   NamingUrl(path, [&] { ObjectStore(o.scheme)->Put(o.bucket, o.key, data); });
 }
@@ -222,13 +220,7 @@ std::vector<std::string> ListStorageFolder(const std::string& dir) {
     }
   } else {
     // 2. An object store: the keys directly under the prefix.
-    const ObjectUrl o = ParseObjectUrl(dir);
-    const std::string prefix = o.key.empty() ? "" : AsFolder(o.key);
-    const auto objects = NamingUrl(dir, [&] { return ObjectStore(o.scheme)->List(o.bucket, prefix, "/"); });
-    for (const S3Object& object : objects) {
-      const std::string name = object.key.substr(prefix.size());
-      if (!name.empty() && name.find('/') == std::string::npos) names.push_back(name);
-    }
+    for (StorageEntry& entry : ListStorageFolderSizes(dir)) names.push_back(std::move(entry.name));
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -320,7 +312,7 @@ std::vector<StorageEntry> ListStorageFolderSizes(const std::string& dir) {
 }
 
 void UploadStorageFile(const std::string& local, const std::string& path) {
-  if (IsHttp(path)) throw InvalidArgument(path + ": http(s) URLs are read-only; write to a folder or s3:// / gs://");
+  RefuseHttpWrite(path);
   // 1. The file, mapped read-only (an empty one is not mapped).
   const int fd = ::open(local.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw IoError(local, "open", errno);
@@ -349,17 +341,9 @@ void UploadStorageFile(const std::string& local, const std::string& path) {
 
 void DeleteStorageFile(const std::string& path) {
   if (!IsUrl(path)) return RemoveFile(path);
-  if (IsHttp(path)) throw InvalidArgument(path + ": http(s) URLs are read-only; write to a folder or s3:// / gs://");
+  RefuseHttpWrite(path);
   const ObjectUrl o = ParseObjectUrl(path);
-  const std::shared_ptr<const S3Client> client = ObjectStore(o.scheme);
-  HttpRequest remove;
-  remove.method = "DELETE";
-  remove.url = client->HttpUrl(o.bucket, o.key);
-  try {
-    NamingUrl(path, [&] { client->http().Perform(remove); });
-  } catch (const HttpError& e) {
-    if (e.status() != 404) throw;  // S3 answers 204 for a missing key, GCS 404
-  }
+  NamingUrl(path, [&] { ObjectStore(o.scheme)->Delete(o.bucket, o.key); });
 }
 
 }  // namespace imgpipe

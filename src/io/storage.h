@@ -44,6 +44,10 @@ bool IsUrl(std::string_view path);
 // denied, with what to check), InvalidArgument for a malformed URL.
 std::unique_ptr<ByteSource> OpenByteSource(const std::string& path);
 
+// `path` read front to back: a local file as OpenSequentialFile opens it, a URL through
+// its byte source (read ahead in pieces, byte_source.h). Throws as OpenByteSource.
+std::unique_ptr<SequentialFile> OpenSequentialStorage(const std::string& path);
+
 // Whether the file or object exists. Throws HttpError for answers other than 200 and 404.
 bool StorageExists(const std::string& path);
 // Whether `path` is a folder: a local directory; a URL ending in '/'; a bucket; a prefix

@@ -40,7 +40,8 @@ LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSource
   uint64_t bytes = 0;
   for (const std::string& file : d.paths) {
     d.samples += CountRecords(file, policy);
-    bytes += StorageSize(file);
+    d.sizes.push_back(StorageSize(file));
+    bytes += d.sizes.back();
   }
   d.mean_record_bytes = d.samples > 0 ? bytes / static_cast<uint64_t>(d.samples) : 0;
   return d;
@@ -48,8 +49,8 @@ LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSource
 
 uint32_t DataFingerprint(const LoaderData& data) {
   std::string text = std::to_string(data.samples);
-  for (const std::string& path : data.paths) {
-    text += "\n" + path + " " + (data.image_folder ? "folder" : std::to_string(StorageSize(path)));
+  for (size_t i = 0; i < data.paths.size(); ++i) {
+    text += "\n" + data.paths[i] + " " + (data.image_folder ? "folder" : std::to_string(data.sizes.at(i)));
   }
   return crc32c::Value(text.data(), text.size());
 }

@@ -16,6 +16,7 @@ struct LoaderData {
   pipeline::DataSource source;  // layout, schema (keys, label offset), class names
   // One image folder (class sub-folders), or the TFRecord files of the split, sorted.
   std::vector<std::string> paths;
+  std::vector<uint64_t> sizes;  // bytes of paths[i] when resolved; empty for a folder
   bool image_folder = false;
   int64_t samples = 0;  // image files, or records in all the files
   // Mean bytes of a record (an image file, sampled in a folder), for memory estimates.
@@ -31,7 +32,9 @@ struct LoaderData {
 LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSourceOptions& options,
                              const std::string& split, ErrorPolicy policy);
 
-// A fingerprint of the data: CRC32C over every path with its size and the sample count.
+// A fingerprint of the data: CRC32C over every path with its size (as resolved: no
+// request or stat again, so a state is saved without touching the storage) and the
+// sample count.
 uint32_t DataFingerprint(const LoaderData& data);
 
 }  // namespace imgpipe::loader

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "io/storage.h"
 #include "record/crc32c.h"
 
 namespace imgpipe {
@@ -14,7 +15,7 @@ void Crc32cWritableFile::Append(std::string_view data) {
 }
 
 uint32_t FileCrc32c(const std::string& path) {
-  std::unique_ptr<SequentialFile> file = OpenSequentialFile(path);
+  std::unique_ptr<SequentialFile> file = OpenSequentialStorage(path);
   std::vector<char> buffer(1 << 20);
   uint32_t crc = 0;
   while (size_t n = file->Read(buffer.data(), buffer.size())) {

@@ -31,7 +31,8 @@ class Crc32cWritableFile : public WritableFile {
   uint32_t crc_ = 0;
 };
 
-// CRC-32C (unmasked) of the whole file at `path`; throws IoError when it cannot be read.
+// CRC-32C (unmasked) of the whole file or object at `path` (a local path or a URL:
+// io/storage.h); throws IoError (or HttpError) when it cannot be read.
 uint32_t FileCrc32c(const std::string& path);
 
 // "" when `crc` is `recorded`, else "CRC-32C xxxxxxxx, recorded yyyyyyyy": what
