@@ -32,12 +32,7 @@ int64_t MillisecondsSince(Clock::time_point start) {
 }
 
 // "127.0.0.1:PORT" of `server`.
-std::string HostPort(const NginxTestServer& server) {
-  const std::string url = server.Url("");  // http://127.0.0.1:PORT/
-  return url.substr(7, url.size() - 8);
-}
-
-size_t Lines(const std::string& text) { return std::count(text.begin(), text.end(), '\n'); }
+std::string HostPort(const NginxTestServer& server) { return "127.0.0.1:" + std::to_string(server.port()); }
 
 // Retries after 10-20 ms instead of 100-200 ms.
 HttpOptions QuickRetries() {
@@ -60,16 +55,8 @@ struct ProxiedFile {
         server(RootWithBlob(name, bytes), ScratchDir(name + "_nginx")),
         proxy(HostPort(server)) {}
 
-  // Requests nginx logged. It logs one after sending its response, so this waits up to
-  // 2 s for `expected` lines, and 20 ms more for any beyond them.
-  size_t served(size_t expected) const {
-    const Clock::time_point start = Clock::now();
-    while (Lines(server.AccessLog()) < expected && MillisecondsSince(start) < 2000) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    return Lines(server.AccessLog());
-  }
+  // Requests nginx logged, waited for (NginxTestServer::Served).
+  size_t served(size_t expected) const { return server.Served(expected); }
 
   const std::string bytes;
   NginxTestServer server;

@@ -97,6 +97,7 @@ TEST(HttpByteSourceTest, NotFoundFailsAtOnceUnavailableIsRetried) {
     EXPECT_EQ(e.status(), 503);
     EXPECT_NE(std::string(e.what()).find("gave up after 3 attempts"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(server.Served(4), 4u);  // the log is written after each response
   const std::string log = server.AccessLog();
   size_t requests_404 = 0, requests_503 = 0;
   for (size_t at = 0; (at = log.find("no-such-shard", at)) != std::string::npos; ++at) ++requests_404;

@@ -5,7 +5,10 @@
 #ifndef IMGPIPE_IO_NGINX_TEST_SERVER_H_
 #define IMGPIPE_IO_NGINX_TEST_SERVER_H_
 
+#include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "io/test_server_process.h"
 #include "util/error.h"
@@ -38,6 +41,21 @@ class NginxTestServer {
   // The requests served so far, one line each.
   std::string AccessLog() const {
     return PathExists(work_ + "/access.log") ? ReadFile(work_ + "/access.log") : "";
+  }
+  // The number of requests logged, once there are `expected`. nginx logs a request after
+  // sending its response, so this waits up to 2 s for `expected` lines, and 20 ms more for
+  // any beyond them.
+  size_t Served(size_t expected) const {
+    auto lines = [this] {
+      const std::string log = AccessLog();
+      return static_cast<size_t>(std::count(log.begin(), log.end(), '\n'));
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (lines() < expected && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return lines();
   }
 
  private:
