@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/data_options.h"
+#include "io/storage.h"
 #include "monitor/pipeline_bench.h"
 #include "monitor/preset_costs.h"
 #include "util/error.h"
@@ -107,6 +108,23 @@ nlohmann::json ResultJson(const BenchResult& r) {
           {"cpu_utilization", r.cpu_utilization},
           {"bottleneck", r.bottleneck},
           {"stages", StagesJson(r)}};
+}
+
+// What the run sent and received over the network (data at a URL): requests, connections,
+// bytes per request, retries; printed unless --json.
+nlohmann::json ReportStorageTraffic(const BenchFlags& f) {
+  const HttpTraffic t = StorageTraffic();
+  const double per_request = t.requests > 0 ? static_cast<double>(t.bytes_received) / t.requests : 0;
+  if (!f.json) {
+    std::printf("storage: %llu requests on %llu connections, %.1f MB received (%.0f KiB a request), %llu retries\n",
+                static_cast<unsigned long long>(t.requests), static_cast<unsigned long long>(t.connections),
+                t.bytes_received / 1e6, per_request / 1024, static_cast<unsigned long long>(t.retries));
+  }
+  return {{"requests", t.requests},
+          {"connections", t.connections},
+          {"bytes_received", t.bytes_received},
+          {"bytes_per_request", per_request},
+          {"retries", t.retries}};
 }
 
 void PrintResult(const BenchResult& r) {
@@ -229,6 +247,7 @@ void RunBench(const BenchFlags& f) {
     out = ResultJson(r);
     if (f.cost_images > 0) out["per_image_costs"] = ReportCosts(f, source, train, eval, r);
   }
+  if (IsUrl(f.data)) out["storage"] = ReportStorageTraffic(f);
   if (!f.trace.empty()) {
     trace::Disable();
     size_t events = trace::WriteChromeTrace(f.trace);

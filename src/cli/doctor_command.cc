@@ -7,6 +7,9 @@
 
 #include "cli/commands.h"
 #include "env/doctor.h"
+#include "io/storage.h"
+#include "monitor/preset_costs.h"
+#include "pipeline/data_source.h"
 #ifdef IMGPIPE_HAVE_TORCH
 #include "train/torch_info.h"
 #endif
@@ -107,7 +110,27 @@ nlohmann::json ReportJson(const env::DoctorReport& r) {
         {"cgroup_limit_bytes", OrNull(r.memory.cgroup_limit_bytes)},
         {"usable_bytes", OrNull(r.memory.usable_bytes())},
         {"planned_buffer_bytes", r.planned_buffer_bytes}}},
-      {"processes", r.processes}};
+      {"processes", r.processes},
+      {"network", r.network ? nlohmann::json{{"latency_ms", r.network->latency_ms},
+                                             {"one_connection_mb_per_s", r.network->one_connection_mb_per_s},
+                                             {"many_connections_mb_per_s", r.network->many_connections_mb_per_s},
+                                             {"connections", r.network->connections},
+                                             {"needed_images_per_s", r.needed_images_per_s},
+                                             {"error", r.network->error}}
+                            : nlohmann::json(nullptr)}};
+}
+
+// The train preset's CPU seconds per image on a sample of `data`'s records (what the
+// network check weighs the store against); 0 when it cannot be measured (the data
+// check says why).
+double PresetSecondsPerImage(const std::string& data, const TrainPreset& preset) {
+  try {
+    const pipeline::DataSource source = pipeline::ResolveDataSource(data, {});
+    const std::vector<std::string> images = SampleEncodedImages(source, 16);
+    return images.empty() ? 0 : MeasureTrainPresetCosts(images, preset, 1).measured;
+  } catch (const Error&) {
+    return 0;
+  }
 }
 
 void PrintReport(const env::DoctorReport& r) {
@@ -148,7 +171,12 @@ void AddDoctorCommand(CLI::App& app) {
       "machine)");
   cmd->add_option(
       "--data", f->options.data,
-      "Training data (TFRecord shards or an image folder): check its disk and shard count");
+      "Training data (TFRecord shards or an image folder, a path or an s3://, gs://, http(s):// "
+      "URL): check its disk or its store's latency and throughput, and its shard count");
+  cmd->add_option("--images-per-s", f->options.images_per_s,
+                  "For --data at a URL: the rate its store must feed, in images/s (default: the "
+                  "train preset's rate on this machine's CPUs, measured on the data)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--batch-size", plan.pipeline.batch_size, "Planned images per batch")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -185,6 +213,9 @@ void AddDoctorCommand(CLI::App& app) {
   cmd->add_flag("--json", f->json, "Print one JSON object: ok, checks, gpus, torch, ...");
   cmd->callback([f] {
     f->options.plan.preset.layout = ParseOutputLayout(f->layout);
+    if (IsUrl(f->options.data) && f->options.images_per_s == 0) {
+      f->options.preset_cpu_seconds_per_image = PresetSecondsPerImage(f->options.data, f->options.plan.preset);
+    }
     env::DlopenLibraryLoader loader;
     env::DoctorReport report = env::RunDoctor(f->options, loader, LinkedTorch());
     if (f->json) {

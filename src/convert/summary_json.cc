@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/storage.h"
 #include "pipeline/tfrecord_files.h"
 #include "util/file.h"
 
@@ -96,7 +97,7 @@ std::string DataSourceJson(const pipeline::DataSource& s) {
 
 InspectTarget ResolveInspectTarget(const std::string& arg, const pipeline::DataSourceOptions& options) {
   InspectTarget target;
-  if (!IsDirectory(arg) || pipeline::HasTfRecordName(BaseName(arg))) {
+  if (pipeline::HasTfRecordName(BaseName(arg)) || !IsStorageFolder(arg)) {
     target.files = {arg};
     return target;
   }

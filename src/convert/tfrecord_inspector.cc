@@ -1,5 +1,6 @@
 #include "convert/tfrecord_inspector.h"
 
+#include "io/storage.h"
 #include "record/image_feature_keys.h"
 #include "record/index.h"
 #include "record/tfrecord_format.h"
@@ -66,7 +67,7 @@ void DescribeFirstRecord(const std::string& data, FileInspection* out) {
 
 std::string CheckIndex(const std::string& path, const std::vector<IndexEntry>& seen) {
   std::string index_path = IndexPathFor(path);
-  if (!PathExists(index_path)) return "absent";
+  if (!StorageExists(index_path)) return "absent";
   try {
     std::vector<IndexEntry> index = ReadIndexFile(index_path);
     if (index.size() != seen.size()) {
@@ -93,7 +94,7 @@ FileInspection InspectTfRecordFile(const std::string& path, const InspectOptions
   out.path = path;
   std::vector<IndexEntry> seen;
   try {
-    out.file_bytes = FileSize(path);
+    out.file_bytes = StorageSize(path);
     TfRecordReaderOptions reader_options;
     reader_options.policy = options.policy;
     TfRecordReader reader(path, reader_options);

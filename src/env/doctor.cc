@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "env/nvidia_abi.h"
+#include "io/storage.h"
 #include "util/error.h"
 #include "util/file.h"
 
@@ -634,6 +635,59 @@ void CheckShards(DoctorReport* r, const PlannedTraining& plan, const std::string
   }
 }
 
+// "12.3" with one decimal.
+std::string Fixed1(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", value);
+  return text;
+}
+
+// The rate the store must feed: the user's, or the planned decode threads (all processes)
+// over the train preset's CPU time per image; 0 when neither is known.
+double NeededImagesPerSecond(const DoctorReport& r, const DoctorOptions& options) {
+  if (options.images_per_s > 0) return options.images_per_s;
+  if (options.preset_cpu_seconds_per_image <= 0) return 0;
+  const int threads = options.plan.threads > 0 ? options.plan.threads * r.processes : std::max(1, r.cpus.usable);
+  return threads / options.preset_cpu_seconds_per_image;
+}
+
+// data: a URL's store, its latency and throughput against the rate the pipeline takes.
+void CheckNetwork(DoctorReport* r, const DoctorOptions& options, double record_bytes) {
+  const NetworkProbe& n = *r->network;
+  if (!n.error.empty()) {
+    Add(r, "data", "network", CheckStatus::kError, "reading " + options.data + " failed: " + n.error,
+        "check the URL, the credentials (AWS_*, GCS_*, GOOGLE_OAUTH_ACCESS_TOKEN) and AWS_ENDPOINT_URL");
+    return;
+  }
+  std::string detail = "latency " + Fixed1(n.latency_ms) + " ms; ranged reads of " +
+                       FormatBytes(options.network.piece_bytes) + ": " + Fixed1(n.one_connection_mb_per_s) +
+                       " MB/s on one connection, " + Fixed1(n.many_connections_mb_per_s) + " MB/s on " +
+                       std::to_string(n.connections) + " connections";
+  r->needed_images_per_s = NeededImagesPerSecond(*r, options);
+  if (r->needed_images_per_s <= 0) {
+    Add(r, "data", "network", CheckStatus::kInfo, detail);
+    return;
+  }
+  const double needed_mb_per_s = r->needed_images_per_s * record_bytes / 1e6;
+  const std::string source = options.images_per_s > 0 ? "given" : "the train preset on this machine's CPUs";
+  detail += "; the pipeline takes " + Fixed1(needed_mb_per_s) + " MB/s (" + Fixed1(r->needed_images_per_s) +
+            " images/s, " + source + ", x " + FormatBytes(static_cast<uint64_t>(record_bytes)) + ")";
+  const std::string cache = "imgpipe reads several shards at once; --cache-dir keeps them on local disk "
+                            "for the epochs after the first";
+  if (n.many_connections_mb_per_s >= 1.25 * needed_mb_per_s) {
+    Add(r, "data", "network", CheckStatus::kOk, detail + ": it can feed the pipeline");
+  } else if (n.many_connections_mb_per_s >= needed_mb_per_s) {
+    Add(r, "data", "network", CheckStatus::kWarning, detail + ": just enough, with little headroom",
+        cache + "; or read from a store in the same region");
+  } else {
+    Add(r, "data", "network", CheckStatus::kWarning,
+        detail + ": too slow, the pipeline will wait on the network (at most " +
+            Fixed1(n.many_connections_mb_per_s * 1e6 / record_bytes) + " images/s)",
+        "train from --cache-dir (local disk after the first epoch), copy the shards to local disk, or read "
+        "from a store in the same region");
+  }
+}
+
 }  // namespace
 
 const char* CheckStatusName(CheckStatus status) {
@@ -702,14 +756,25 @@ DoctorReport RunDoctor(const DoctorOptions& options, LibraryLoader& loader,
   r.memory = ProbeMemory(root);
   r.processes =
       options.plan.processes > 0 ? options.plan.processes : std::max(1, r.driver.GpuCount());
-  bool data_exists = !options.data.empty() && PathExists(options.data);
-  if (data_exists) {
+  // A URL's listing or HEAD may fail (credentials, endpoint): that is the data check.
+  std::string data_error;
+  bool data_exists = false;
+  if (!options.data.empty()) {
     try {
-      r.storage = ProbeStorage(root, options.data);
-    } catch (const Error&) {
-      // Stat failed although the path exists (a race): the storage line is left out.
+      data_exists = IsUrl(options.data) ? IsStorageFolder(options.data) || StorageExists(options.data)
+                                        : PathExists(options.data);
+      if (data_exists && !IsUrl(options.data)) {
+        try {
+          r.storage = ProbeStorage(root, options.data);
+        } catch (const Error&) {
+          // Stat failed although the path exists (a race): the storage line is left out.
+        }
+      }
+      if (data_exists) r.shards = ListShards(options.data);
+      if (data_exists && IsUrl(options.data)) r.network = ProbeNetworkStore(r.shards->files, options.network);
+    } catch (const Error& e) {
+      data_error = e.what();
     }
-    r.shards = ListShards(options.data);
   }
   double record_bytes = kAssumedRecordBytes;
   std::string record_bytes_source = "(assumed: ImageNet's mean JPEG)";
@@ -726,12 +791,16 @@ DoctorReport RunDoctor(const DoctorOptions& options, LibraryLoader& loader,
   CheckHost(&r, options.plan, record_bytes, record_bytes_source);
   if (options.data.empty()) {
     Add(&r, "data", "data", CheckStatus::kInfo, "no --data given: storage and shards not checked");
+  } else if (!data_error.empty()) {
+    Add(&r, "data", "data", CheckStatus::kError, data_error,
+        "check the --data URL, the credentials (AWS_*, GCS_*, GOOGLE_OAUTH_ACCESS_TOKEN) and AWS_ENDPOINT_URL");
   } else if (!data_exists) {
     Add(&r, "data", "data", CheckStatus::kError, options.data + " does not exist",
         "check the --data path");
   } else {
     if (r.storage) CheckStorage(&r, options.data);
     CheckShards(&r, options.plan, options.data);
+    if (r.network) CheckNetwork(&r, options, record_bytes);
   }
   return r;
 }

@@ -12,6 +12,7 @@
 #include "env/cuda_libraries.h"
 #include "env/host_probe.h"
 #include "env/library_loader.h"
+#include "env/network_probe.h"
 #include "env/nvidia_driver.h"
 #include "env/storage_probe.h"
 #include "env/torch_build_info.h"
@@ -42,8 +43,14 @@ struct PlannedTraining {
 
 struct DoctorOptions {
   std::string root = "/";  // where /proc, /sys, /dev and /usr/lib are read
-  std::string data;        // the training data (shards or an image folder); "": not checked
+  std::string data;        // the training data (shards or an image folder, a path or URL); "": not checked
   PlannedTraining plan;
+  // For data at a URL, the rate its store must feed: images/s given by the user (0: none),
+  // else estimated from the train preset's CPU seconds per image measured on the data
+  // (0: not measured) and the planned decode threads.
+  double images_per_s = 0;
+  double preset_cpu_seconds_per_image = 0;
+  NetworkProbeOptions network;
 };
 
 // Encoded bytes assumed per record when the data has no index files to measure:
@@ -64,6 +71,8 @@ struct DoctorReport {
   uint64_t planned_buffer_bytes = 0;   // their shuffle and batch buffers, all together
   std::optional<StorageInfo> storage;  // when --data is given and exists
   std::optional<ShardList> shards;
+  std::optional<NetworkProbe> network;  // when --data is a URL
+  double needed_images_per_s = 0;       // the rate the network check judged against (0: none)
 
   // Training can use what is present: no check is an error.
   bool ok() const;

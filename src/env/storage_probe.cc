@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <set>
 
+#include "io/storage.h"
 #include "pipeline/tfrecord_files.h"
 #include "record/index.h"
 #include "util/error.h"
@@ -99,22 +101,39 @@ StorageInfo ProbeStorage(const SystemRoot& root, const std::string& path) {
 
 ShardList ListShards(const std::string& path) {
   ShardList shards;
-  if (IsDirectory(path)) {
-    for (const std::string& name : ListDirectory(path)) {
-      std::string file = JoinPath(path, name);
-      if (pipeline::HasTfRecordName(name) && !IsDirectory(file)) shards.files.push_back(file);
+  std::vector<uint64_t> sizes;  // of shards.files, where the listing gave them
+  if (IsStorageFolder(path)) {
+    // 1. A folder or prefix: its TFRecord files, their sizes from the listing where it
+    // has them (local, s3://, gs://), and which have a .idx beside them.
+    std::vector<StorageEntry> entries;
+    bool sized = true;
+    try {
+      entries = ListStorageFolderSizes(path);  // regular files only
+    } catch (const InvalidArgument&) {         // http(s): names only
+      sized = false;
+      for (std::string& name : ListStorageFolder(path)) entries.push_back({std::move(name), 0});
     }
-  } else if (PathExists(path)) {
+    std::set<std::string> names;
+    for (const StorageEntry& e : entries) names.insert(e.name);
+    for (const StorageEntry& e : entries) {
+      const std::string file = JoinPath(path, e.name);
+      if (!pipeline::HasTfRecordName(e.name)) continue;
+      shards.files.push_back(file);
+      sizes.push_back(sized ? e.size : StorageSize(file));
+      if (names.count(e.name + ".idx") > 0) ++shards.with_index;
+    }
+  } else if (StorageExists(path)) {
     shards.files.push_back(path);
+    sizes.push_back(StorageSize(path));
+    if (StorageExists(IndexPathFor(path))) ++shards.with_index;
   }
+  for (uint64_t size : sizes) shards.bytes += size;
   uint64_t sampled_bytes = 0, sampled_records = 0;
   size_t sampled = 0;
   for (const std::string& file : shards.files) {
-    shards.bytes += FileSize(file);
+    if (sampled == kIndexFilesSampled) break;
     std::string index = IndexPathFor(file);
-    if (!PathExists(index)) continue;
-    ++shards.with_index;
-    if (sampled == kIndexFilesSampled) continue;
+    if (!StorageExists(index)) continue;
     try {
       for (const IndexEntry& entry : ReadIndexFile(index)) {
         sampled_bytes += entry.size;

@@ -28,7 +28,7 @@ class ByteSource {
   virtual void AdviseSequential() const {}
   // The size of reads worth a round trip each, for a source over a network (0: reads of
   // any size are cheap). ReadFrontToBack reads such a source in pieces of this size, the
-  // next one fetched while the current one is consumed.
+  // next ones fetched while the current one is consumed.
   virtual size_t read_ahead_bytes() const { return 0; }
 };
 
@@ -40,7 +40,8 @@ std::unique_ptr<ByteSource> OpenLocalByteSource(const std::string& path);
 std::unique_ptr<ByteSource> MakeMemoryByteSource(std::string name, std::string bytes);
 
 // A SequentialFile reading `source` front to back (its path() is the source's name); a
-// source with read_ahead_bytes() is read a piece ahead on another thread (two pieces held).
+// source with read_ahead_bytes() is read ahead in pieces of that size on other threads: two
+// in flight, one more each time the reader had to wait for one, up to four (five held).
 std::unique_ptr<SequentialFile> ReadFrontToBack(std::unique_ptr<ByteSource> source);
 
 }  // namespace imgpipe

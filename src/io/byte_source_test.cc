@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "io/io_test_util.h"
 #include "util/error.h"
@@ -46,6 +49,57 @@ TEST(ByteSourceTest, FrontToBackReadsEverythingInPieces) {
   while (size_t n = file->Read(buffer, sizeof buffer)) got.append(buffer, n);
   EXPECT_EQ(got, bytes);
   EXPECT_EQ(file->Read(buffer, sizeof buffer), 0u);
+}
+
+// A source whose reads take `read_ms` each, read ahead in pieces of 1,000 bytes; it
+// counts the reads in flight at once.
+class SlowSource : public ByteSource {
+ public:
+  SlowSource(std::string bytes, int read_ms) : bytes_(std::move(bytes)), read_ms_(read_ms) {}
+  uint64_t size() const override { return bytes_.size(); }
+  size_t Read(uint64_t offset, char* out, size_t n) const override {
+    const int now = ++in_flight_;
+    int seen = most_in_flight_.load();
+    while (now > seen && !most_in_flight_.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(read_ms_));
+    --in_flight_;
+    return MakeMemoryByteSource("", bytes_)->Read(offset, out, n);
+  }
+  const std::string& name() const override { return name_; }
+  size_t read_ahead_bytes() const override { return 1000; }
+  int most_in_flight() const { return most_in_flight_.load(); }
+
+ private:
+  const std::string bytes_, name_ = "slow";
+  const int read_ms_;
+  mutable std::atomic<int> in_flight_{0}, most_in_flight_{0};
+};
+
+// Two pieces are fetched ahead; a reader that waits for them gets more in flight, up to
+// four; one that is slower than the fetches never does.
+TEST(ByteSourceTest, FrontToBackFetchesMoreAheadOnlyWhenTheReaderWaits) {
+  for (const bool fast_reader : {true, false}) {
+    SCOPED_TRACE(fast_reader ? "fast reader" : "slow reader");
+    std::string bytes(fast_reader ? 30000 : 10000, '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i % 251);
+    auto source = std::make_unique<SlowSource>(bytes, 20);
+    const SlowSource* slow = source.get();
+    const auto file = ReadFrontToBack(std::move(source));
+    std::string got;
+    char buffer[1000];
+    while (size_t n = file->Read(buffer, sizeof buffer)) {
+      got.append(buffer, n);
+      if (!fast_reader) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    }
+    EXPECT_EQ(got, bytes);
+    if (fast_reader) {
+      EXPECT_GE(slow->most_in_flight(), 3);
+      EXPECT_LE(slow->most_in_flight(), 4);
+    } else {
+      EXPECT_EQ(slow->most_in_flight(), 2);
+    }
+  }
 }
 
 }  // namespace

@@ -127,5 +127,49 @@ TEST(HttpByteSourceTest, ChangedObjectIsADataError) {
   }
 }
 
+// Opened by a GET of its first piece (no HEAD), a source reads that piece from memory
+// and later ranges from the server again; an empty object opens too (nginx answers 416
+// to bytes=0-..., and a HEAD follows).
+TEST(HttpByteSourceTest, FirstPieceOpenSavesTheHeadAndTheFirstRead) {
+  const std::string root = ScratchDir("http_first_piece");
+  const std::string bytes = Pattern(300000, 4);
+  WriteFileAtomic(root + "/blob.bin", bytes, false);
+  WriteFileAtomic(root + "/empty.bin", "", false);
+  NginxTestServer server(root, ScratchDir("http_first_piece_server"));
+  const auto client = std::make_shared<const HttpClient>();
+  HttpByteSource source(server.Url("blob.bin"), client, "", HttpByteSource::Open::kFirstPiece);
+  EXPECT_EQ(source.size(), bytes.size());
+  EXPECT_FALSE(source.etag().empty());
+  EXPECT_EQ(ReadRange(source, 0, 4), bytes.substr(0, 4));
+  EXPECT_EQ(ReadRange(source, 4, bytes.size()), bytes.substr(4));  // the rest of the piece: freed
+  EXPECT_EQ(server.Served(1), 1u);
+  EXPECT_EQ(server.AccessLog().find("HEAD"), std::string::npos) << server.AccessLog();
+  EXPECT_EQ(ReadRange(source, 10, 20), bytes.substr(10, 20));  // from the server again
+  EXPECT_EQ(server.Served(2), 2u);
+  HttpByteSource empty(server.Url("empty.bin"), client, "", HttpByteSource::Open::kFirstPiece);
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_EQ(ReadRange(empty, 0, 10), "");
+  EXPECT_EQ(client->retries(), 0u);
+  EXPECT_THROW(HttpByteSource(server.Url("missing.bin"), client, "", HttpByteSource::Open::kFirstPiece),
+               HttpError);
+}
+
+TEST(ContentRangeTest, ParsesWhatServersSendAndNothingElse) {
+  const std::optional<ContentRange> r = ParseContentRange(" bytes 0-99/1000 ");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->first, 0u);
+  EXPECT_EQ(r->last, 99u);
+  EXPECT_EQ(r->total, 1000u);
+  const std::optional<ContentRange> unknown = ParseContentRange("bytes 5-5/*");
+  ASSERT_TRUE(unknown);
+  EXPECT_FALSE(unknown->total);
+  EXPECT_TRUE(ParseContentRange("bytes 0-18446744073709551614/18446744073709551615"));
+  for (const char* bad : {"", "bytes", "bytes */1000", "bytes 5-4/10", "bytes 0-10/10", "bytes 0-9/10x",
+                          "bytes -1-9/10", "bytes 0-9", "items 0-9/10", "bytes 0 -9/10", "bytes 0-9/",
+                          "bytes 0-18446744073709551616/18446744073709551617", "bytes 0x1-9/10"}) {
+    EXPECT_FALSE(ParseContentRange(bad)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace imgpipe

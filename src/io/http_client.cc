@@ -218,6 +218,15 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_off_t length = -1;
     curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    long connects = 0;
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+    curl_off_t received = 0, sent = 0;
+    curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &received);
+    curl_easy_getinfo(h, CURLINFO_SIZE_UPLOAD_T, &sent);
+    ++requests_;
+    connections_ += static_cast<uint64_t>(std::max(0L, connects));
+    bytes_received_ += static_cast<uint64_t>(std::max<curl_off_t>(0, received));
+    bytes_sent_ += static_cast<uint64_t>(std::max<curl_off_t>(0, sent));
     handles_->Release(h);
     curl_slist_free_all(headers);
     HttpResponse& r = a.response;
@@ -253,6 +262,55 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
     ++retries_;
     std::this_thread::sleep_for(Backoff(options_, attempt, a.retry_after));
   }
+}
+
+std::optional<ContentRange> ParseContentRange(std::string_view value) {
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  while (!value.empty() && blank(value.front())) value.remove_prefix(1);
+  while (!value.empty() && blank(value.back())) value.remove_suffix(1);
+  // A decimal number at the front of `value`, removed; nullopt when none or over 64 bits.
+  auto number = [&value]() -> std::optional<uint64_t> {
+    size_t digits = 0;
+    uint64_t n = 0;
+    while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') {
+      const uint64_t digit = static_cast<uint64_t>(value[digits] - '0');
+      if (n > (UINT64_MAX - digit) / 10) return std::nullopt;
+      n = n * 10 + digit;
+      ++digits;
+    }
+    if (digits == 0) return std::nullopt;
+    value.remove_prefix(digits);
+    return n;
+  };
+  auto take = [&value](char c) {
+    if (value.empty() || value.front() != c) return false;
+    value.remove_prefix(1);
+    return true;
+  };
+  if (value.substr(0, 6) != "bytes ") return std::nullopt;
+  value.remove_prefix(6);
+  ContentRange range;
+  const std::optional<uint64_t> first = number();
+  if (!first || !take('-')) return std::nullopt;
+  const std::optional<uint64_t> last = number();
+  if (!last || !take('/') || *first > *last) return std::nullopt;
+  range.first = *first;
+  range.last = *last;
+  if (value != "*") {
+    range.total = number();
+    if (!range.total || !value.empty() || range.last >= *range.total) return std::nullopt;
+  }
+  return range;
+}
+
+HttpTraffic HttpClient::traffic() const {
+  HttpTraffic t;
+  t.requests = requests_.load();
+  t.connections = connections_.load();
+  t.bytes_received = bytes_received_.load();
+  t.bytes_sent = bytes_sent_.load();
+  t.retries = retries_.load();
+  return t;
 }
 
 bool HttpClient::Exists(const std::string& url) const {

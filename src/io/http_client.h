@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,24 @@ struct HttpOptions {
   std::vector<std::string> headers;
 };
 
+// What a client has sent and received so far: every attempt, retries included.
+struct HttpTraffic {
+  uint64_t requests = 0;        // attempts made
+  uint64_t connections = 0;     // new connections opened (the rest reused a kept-alive one)
+  uint64_t bytes_received = 0;  // body bytes
+  uint64_t bytes_sent = 0;      // body bytes (uploads)
+  uint64_t retries = 0;
+
+  HttpTraffic& operator+=(const HttpTraffic& o) {
+    requests += o.requests;
+    connections += o.connections;
+    bytes_received += o.bytes_received;
+    bytes_sent += o.bytes_sent;
+    retries += o.retries;
+    return *this;
+  }
+};
+
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
   std::string url;
@@ -66,6 +85,18 @@ struct HttpResponse {
   size_t body_bytes = 0;        // body bytes received
   bool cut_short = false;       // a 206 body broken off after body_bytes (resume from there)
 };
+
+// A 206 response's "Content-Range: bytes FIRST-LAST/TOTAL" (TOTAL "*": unknown).
+struct ContentRange {
+  uint64_t first = 0;
+  uint64_t last = 0;              // inclusive
+  std::optional<uint64_t> total;  // the whole object's size, when sent
+};
+
+// `value` (a Content-Range header's value, surrounding blanks allowed) parsed; nullopt
+// unless it is "bytes FIRST-LAST/TOTAL" or "bytes FIRST-LAST/*" with decimal numbers that
+// fit 64 bits, FIRST <= LAST and LAST < TOTAL. Never throws.
+std::optional<ContentRange> ParseContentRange(std::string_view value);
 
 // What a failed response says, from S3's XML error body ("<Code>NoSuchBucket</Code>" and
 // its <Message>): "NoSuchBucket: The specified bucket does not exist", or "" when the body
@@ -95,6 +126,8 @@ class HttpClient {
   // Retries so far, of every request (Perform's and the ones callers count themselves).
   uint64_t retries() const { return retries_.load(); }
   void CountRetry() const { ++retries_; }
+  // Requests, connections, bytes and retries so far.
+  HttpTraffic traffic() const;
   const HttpOptions& options() const { return options_; }
 
  private:
@@ -103,6 +136,10 @@ class HttpClient {
   const HttpSigner signer_;
   std::unique_ptr<HandlePool> handles_;
   mutable std::atomic<uint64_t> retries_{0};
+  mutable std::atomic<uint64_t> requests_{0};
+  mutable std::atomic<uint64_t> connections_{0};
+  mutable std::atomic<uint64_t> bytes_received_{0};
+  mutable std::atomic<uint64_t> bytes_sent_{0};
 };
 
 }  // namespace imgpipe

@@ -154,8 +154,8 @@ std::string S3Client::HttpUrl(const std::string& bucket, const std::string& key,
 }
 
 std::unique_ptr<ByteSource> S3Client::Open(const std::string& bucket, const std::string& key,
-                                           const std::string& name) const {
-  return std::make_unique<HttpByteSource>(HttpUrl(bucket, key), client_, name);
+                                           const std::string& name, HttpByteSource::Open open) const {
+  return std::make_unique<HttpByteSource>(HttpUrl(bucket, key), client_, name, open);
 }
 
 std::vector<S3Object> S3Client::List(const std::string& bucket, const std::string& prefix,

@@ -14,6 +14,7 @@
 
 #include "io/aws_config.h"
 #include "io/byte_source.h"
+#include "io/http_byte_source.h"
 #include "io/http_client.h"
 
 namespace imgpipe {
@@ -64,10 +65,10 @@ class S3Client {
   std::string HttpUrl(const std::string& bucket, const std::string& key,
                       const std::string& query = "") const;
 
-  // The object as a ByteSource named `name` (its s3:// URL) in errors. Throws HttpError
-  // (404: no such object; 403: the credentials).
-  std::unique_ptr<ByteSource> Open(const std::string& bucket, const std::string& key,
-                                   const std::string& name) const;
+  // The object as a ByteSource named `name` (its s3:// URL) in errors, opened as `open`
+  // says (http_byte_source.h). Throws HttpError (404: no such object; 403: the credentials).
+  std::unique_ptr<ByteSource> Open(const std::string& bucket, const std::string& key, const std::string& name,
+                                   HttpByteSource::Open open = HttpByteSource::Open::kHead) const;
   // Every object under `prefix` (all pages), sorted by key; with `delimiter` "/", only the
   // ones directly under it. Throws HttpError, DataError.
   std::vector<S3Object> List(const std::string& bucket, const std::string& prefix,

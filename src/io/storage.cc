@@ -126,26 +126,31 @@ void ResetStorageClients() {
   web_client.reset();
 }
 
-uint64_t StorageRetries() {
+uint64_t StorageRetries() { return StorageTraffic().retries; }
+
+HttpTraffic StorageTraffic() {
   std::lock_guard<std::mutex> lock(clients_mu);
-  uint64_t retries = web_client ? web_client->retries() : 0;
-  for (const auto& [scheme, client] : object_stores) retries += client ? client->http().retries() : 0;
-  return retries;
+  HttpTraffic traffic = web_client ? web_client->traffic() : HttpTraffic{};
+  for (const auto& [scheme, client] : object_stores) {
+    if (client) traffic += client->http().traffic();
+  }
+  return traffic;
 }
 
 bool IsUrl(std::string_view path) {
   return StartsWith(path, "s3://") || StartsWith(path, "gs://") || IsHttp(path);
 }
 
-std::unique_ptr<ByteSource> OpenByteSource(const std::string& path) {
+std::unique_ptr<ByteSource> OpenByteSource(const std::string& path, ReadPattern pattern) {
   if (!IsUrl(path)) return OpenLocalByteSource(path);
-  if (IsHttp(path)) return std::make_unique<HttpByteSource>(path, WebClient());
+  const auto open = pattern == ReadPattern::kFrontToBack ? HttpByteSource::Open::kFirstPiece : HttpByteSource::Open::kHead;
+  if (IsHttp(path)) return std::make_unique<HttpByteSource>(path, WebClient(), "", open);
   const ObjectUrl o = ParseObjectUrl(path);
-  return NamingUrl(path, [&] { return ObjectStore(o.scheme)->Open(o.bucket, o.key, path); });
+  return NamingUrl(path, [&] { return ObjectStore(o.scheme)->Open(o.bucket, o.key, path, open); });
 }
 
 std::unique_ptr<SequentialFile> OpenSequentialStorage(const std::string& path) {
-  return IsUrl(path) ? ReadFrontToBack(OpenByteSource(path)) : OpenSequentialFile(path);
+  return IsUrl(path) ? ReadFrontToBack(OpenByteSource(path, ReadPattern::kFrontToBack)) : OpenSequentialFile(path);
 }
 
 bool StorageExists(const std::string& path) {

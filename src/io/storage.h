@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "io/byte_source.h"
+#include "io/http_client.h"
 
 namespace imgpipe {
 
@@ -36,13 +37,20 @@ void ResetStorageClients();
 // Retries so far by the process's storage clients (all schemes): how many faults the
 // reads and writes rode over.
 uint64_t StorageRetries();
+// Requests, connections, bytes and retries so far of the process's storage clients (all
+// schemes; since the last ResetStorageClients).
+HttpTraffic StorageTraffic();
 
 // Whether `path` is a URL (s3://, gs://, http://, https://), not a local path.
 bool IsUrl(std::string_view path);
 
+// How a source will be read: at any offsets, or front to back (a URL's source then gets
+// its first piece as it opens, instead of a HEAD: one round trip fewer per shard).
+enum class ReadPattern { kRandom, kFrontToBack };
+
 // `path` opened for reading. Throws IoError (local), HttpError (404: not found, 403: access
 // denied, with what to check), InvalidArgument for a malformed URL.
-std::unique_ptr<ByteSource> OpenByteSource(const std::string& path);
+std::unique_ptr<ByteSource> OpenByteSource(const std::string& path, ReadPattern pattern = ReadPattern::kRandom);
 
 // `path` read front to back: a local file as OpenSequentialFile opens it, a URL through
 // its byte source (read ahead in pieces, byte_source.h). Throws as OpenByteSource.

@@ -1,5 +1,8 @@
 #include "pipeline/image_samples.h"
 
+#include <algorithm>
+
+#include "io/storage.h"
 #include "record/example.h"
 #include "record/image_feature_keys.h"
 #include "util/error.h"
@@ -39,9 +42,14 @@ Pipeline<Record> Records(const ImagePipelineConfig& config, bool shuffle) {
   }
   Pipeline<std::string> files(ListFiles(config.patterns, shuffle));
   if (config.num_shards > 1) files = files.Shard(config.num_shards, config.shard_index);
+  // A reader of network storage mostly waits for answers: one per file read at once,
+  // however few the CPUs.
+  const bool network = std::any_of(config.patterns.begin(), config.patterns.end(),
+                                   [](const std::string& p) { return IsUrl(p); });
+  const int readers = network && config.reader_threads == kAutotune ? config.cycle_length : config.reader_threads;
   return files.Interleave(
       [](const std::string& file) { return TfRecordFiles(FromVector<std::string>({file})); },
-      config.cycle_length, 1, config.reader_threads);
+      config.cycle_length, 1, readers);
 }
 
 }  // namespace

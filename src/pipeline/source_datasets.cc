@@ -117,16 +117,21 @@ class ListFilesDataset : public Dataset<std::string> {
 // directly; compressed ones (and an uncompressed one with a corrupt stretch after
 // the offset, under kSkip) are read from the start by a TfRecordReader that passes
 // over the records before the offset, so that skipping and resynchronising happen
-// exactly as in an uninterrupted read.
+// exactly as in an uninterrupted read. A URL is opened once for both the compression
+// check and the reader (each open costs a round trip).
 class FileRecords {
  public:
   FileRecords(std::string path, uint64_t start_offset, ErrorPolicy policy)
       : path_(std::move(path)),
         policy_(policy),
-        compression_(DetectCompression(path_)),
+        source_(IsUrl(path_) ? OpenByteSource(path_, start_offset == 0 ? ReadPattern::kFrontToBack
+                                                                        : ReadPattern::kRandom)
+                             : nullptr),
+        compression_(source_ ? DetectCompression(*source_) : DetectCompression(path_)),
         next_offset_(start_offset) {
     if (compression_ == Compression::kNone && start_offset > 0) {
-      direct_ = std::make_unique<TfRecordRandomReader>(path_);
+      direct_ = source_ ? std::make_unique<TfRecordRandomReader>(std::move(source_))
+                        : std::make_unique<TfRecordRandomReader>(path_);
     } else {
       OpenReader(start_offset);
     }
@@ -186,13 +191,15 @@ class FileRecords {
     TfRecordReaderOptions options;
     options.compression = compression_;
     options.policy = policy_;
-    reader_ = std::make_unique<TfRecordReader>(path_, options);
+    reader_ = source_ ? std::make_unique<TfRecordReader>(std::move(source_), options)
+                      : std::make_unique<TfRecordReader>(path_, options);
     skip_until_ = skip_until;
     errors_reported_ = 0;
   }
 
   const std::string path_;
   const ErrorPolicy policy_;
+  std::unique_ptr<ByteSource> source_;  // a URL's, until a reader takes it
   const Compression compression_;
   uint64_t next_offset_;
   std::unique_ptr<TfRecordRandomReader> direct_;

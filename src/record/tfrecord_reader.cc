@@ -240,7 +240,7 @@ class TfRecordReader::Impl {
 };
 
 TfRecordReader::TfRecordReader(std::string path, TfRecordReaderOptions options)
-    : TfRecordReader(IsUrl(path) ? OpenByteSource(path) : nullptr, path, options) {}
+    : TfRecordReader(IsUrl(path) ? OpenByteSource(path, ReadPattern::kFrontToBack) : nullptr, path, options) {}
 
 TfRecordReader::TfRecordReader(std::unique_ptr<ByteSource> source, const std::string& path,
                                const TfRecordReaderOptions& options)
