@@ -6,7 +6,9 @@ from local disk, from nginx on 127.0.0.1 (http://, listed by dataset.json), from
 (s3://, written there by `imgpipe convert --output s3://`), and again through
 imgpipe_fault_proxy adding 20 ms and 100 ms to every request (a far region). Rows run in
 rounds, each round every row once, and the medians are reported with their ratio to the
-local rate, the requests, connections and bytes per request that imgpipe counted.
+local rate, the requests, connections and bytes per request that imgpipe counted. A last
+row reads the farthest store with --cache-dir (a fresh folder each round): the epochs
+after the first read the local copies.
 
 The pipeline runs on the first half of the CPUs (`imgpipe bench --threads` takes the
 first ones) and the servers and proxies on the other half, so that their CPU time (s3rver
@@ -185,13 +187,17 @@ def main():
             rows.append((f"http +{ms} ms", f"http://127.0.0.1:{p}/shards", dict(os.environ)))
             p = start_proxy(servers, proxy, s3_port, ms, work)
             rows.append((f"s3 +{ms} ms", "s3://bench/shards", s3_environment(p)))
+        # The farthest store again with --cache-dir: the first epoch fills the copies.
+        far_label, far_data, far_env = rows[-1]
+        rows.append((far_label + " cache", far_data, far_env))
         # 3. Rounds of every row; medians.
         rates = {label: [] for label, _, _ in rows}
         traffic = {}
-        for _ in range(args.rounds):
+        for round in range(args.rounds):
             for label, data, env in rows:
+                cache = ["--cache-dir", f"{work}/cache-{round}"] if label.endswith(" cache") else []
                 out = subprocess.run([imgpipe, "bench", "--data", data, "--threads", str(args.threads),
-                                      "--seconds", str(args.seconds), "--json"],
+                                      "--seconds", str(args.seconds), "--json"] + cache,
                                      check=True, capture_output=True, text=True, env=env)
                 result = json.loads(out.stdout)
                 rates[label].append(result["images_per_s"])
@@ -205,11 +211,13 @@ def main():
               f", {args.shards} shards, {size / 1e6:.0f} MB")
         for label, _, _ in rows:
             m = statistics.median(rates[label])
-            line = f"  {label:14s} {m:8.1f} images/s  {100 * m / local:5.1f}% of local disk"
+            line = f"  {label:20s} {m:8.1f} images/s  {100 * m / local:5.1f}% of local disk"
             t = traffic.get(label)
             if t:
                 line += (f"  ({t['requests']} requests on {t['connections']} connections, "
-                         f"{t['bytes_per_request'] / 2**20:.2f} MiB a request, {t['retries']} retries)")
+                         f"{t['bytes_per_request'] / 2**20:.2f} MiB a request, {t['retries']} retries"
+                         + (f"; {t['cache_hits']} opens from the cache, {t['cache_misses']} from the network"
+                            if label.endswith(" cache") else "") + ")")
             print(line)
         print("targets: >= 95% of local disk at +20 ms, >= 90% at +100 ms")
     finally:

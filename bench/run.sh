@@ -160,6 +160,9 @@ PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "
 PYTHONPATH="$build/python" /usr/bin/python3 "$here/python_loader.py" --imgpipe "$imgpipe" \
   --name "2,000 synthetic 500x375 JPEGs" --images "$work/images" --shards "$work/shards"
 echo
+echo "== Network storage: the train preset over nginx (http://) and s3rver (s3://) beside local disk, and through a proxy adding 20 and 100 ms a request"
+python3 "$here/network_bench.py" "$build" "$testdata/hymenoptera" --seconds "$seconds" --rounds 3
+echo
 echo "== Training: bf16 autocast vs fp32 on the CPU (the model alone, --synthetic)"
 bash "$here/train_precision_bench.sh" "$build" resnet18 6
 echo

@@ -110,6 +110,8 @@ write("s3_response_fuzzer", "error-access-denied",
 write("s3_response_fuzzer", "pattern-range",
       list_page([("train/x", 1)]) + b'\0s3://b/train-{00000..00127}-of-00128.tfrecord')
 write("s3_response_fuzzer", "pattern-lists", b'\0gs://b/{train,validation}/part-{0..9}{,.idx}')
+write("s3_response_fuzzer", "content-range", b'bytes 0-8388607/11434598')
+write("s3_response_fuzzer", "content-range-unknown-total", b' bytes 5-5/* ')
 
 # AWS credentials and config files: sections, [profile NAME], a nested "s3 =" block with
 # indented keys, comments with '#' and ';', CRLF line ends.

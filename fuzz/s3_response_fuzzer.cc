@@ -1,7 +1,7 @@
 // Fuzzes what imgpipe parses from an object store's answers. The input up to its first NUL
 // byte is a response body, given to ParseListObjectsV2 (a listing page) and to
-// DescribeXmlError (an error body); what follows the NUL, when there is one, is a shard
-// pattern for ExpandBraces. Besides "only imgpipe::Error escapes" (DescribeXmlError may
+// DescribeXmlError (an error body), and as a header value to ParseContentRange; what
+// follows the NUL, when there is one, is a shard pattern for ExpandBraces. Besides "only imgpipe::Error escapes" (DescribeXmlError may
 // not throw at all), it checks:
 //   - a page parses only from a <ListBucketResult>, with one object per complete
 //     <Contents> element (each with a complete <Key>) and one prefix per complete
@@ -11,12 +11,15 @@
 //     refused page's DataError names the URL and an offset inside the body;
 //   - an error description is "" unless the body has <Error> and a <Code>, whose text
 //     it starts with;
+//   - a Content-Range parses only as "bytes FIRST-LAST/TOTAL" (or "/*") with FIRST <= LAST
+//     < TOTAL, and its canonical text parses to the same;
 //   - ExpandBraces returns as many names as the product of its groups' choices, none of
 //     them with a brace. Patterns whose product exceeds kMaxNames are skipped: the
 //     function checks the 1,000,000-name limit only after building the names (so
 //     "{0..999}{0..999}{0..999}" builds 10^9 of them first).
 #include <cctype>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -147,6 +150,21 @@ void CheckExpandBraces(const std::string& pattern) {
   });
 }
 
+// ParseContentRange(value): when it parses, FIRST <= LAST < TOTAL, and the canonical text
+// of what it read parses to the same; a value with a character outside "bytes 0-9-/*" and
+// blanks never parses.
+void CheckContentRange(std::string_view value) {
+  const std::optional<ContentRange> range = ParseContentRange(value);
+  if (!range) return;
+  FUZZ_CHECK(range->first <= range->last);
+  FUZZ_CHECK(!range->total || range->last < *range->total);
+  const std::string canonical = "bytes " + std::to_string(range->first) + "-" + std::to_string(range->last) + "/" +
+                                (range->total ? std::to_string(*range->total) : "*");
+  const std::optional<ContentRange> again = ParseContentRange(canonical);
+  FUZZ_CHECK(again && again->first == range->first && again->last == range->last && again->total == range->total);
+  for (char c : value) FUZZ_CHECK(std::string_view("bytes 0123456789-/*\t").find(c) != std::string_view::npos);
+}
+
 }  // namespace
 }  // namespace imgpipe
 
@@ -166,6 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   });
   CheckErrorDescription(body, DescribeXmlError(body));
+  CheckContentRange(body);
   if (nul != std::string_view::npos) CheckExpandBraces(std::string(input.substr(nul + 1)));
   return 0;
 }

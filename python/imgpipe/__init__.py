@@ -38,11 +38,15 @@ class Loader(_imgpipe.Loader):
     "uint8", seed=..., deterministic=..., shuffle_buffer=..., threads=..., rank=None,
     world_size=None, last_batch="drop", split="train", image_key=None, label_key=None,
     label_offset=None, start_ahead=True, shuffle=None, stand_ins=True, decode_threads=0,
-    draft_decode=...); the defaults are the C++ library's (loader/loader_options.h; see
-    Loader.defaults()). `data` is what `imgpipe bench/train --data` accept (docs/data.md,
-    "What --data accepts"): a folder of TFRecord shards
+    draft_decode=..., cache_dir="", cache_bytes=0); the defaults are the C++ library's
+    (loader/loader_options.h; see Loader.defaults()). `data` is what `imgpipe bench/train
+    --data` accept (docs/data.md, "What --data accepts"): a folder of TFRecord shards
     (imgpipe's, TF-slim's, TFDS's or others), a TFRecord file or glob pattern, or an image
-    folder (class sub-folders). split picks the files of that split when the file names
+    folder (class sub-folders), each also at an s3://, gs:// or http(s):// URL
+    (docs/object-storage.md: the variables read). cache_dir keeps the shards read from
+    URLs as local copies there for the epochs and runs after the first, at most
+    cache_bytes of them (0: 90% of the free space), least recently used removed first.
+    split picks the files of that split when the file names
     have splits. image_key, label_key ("none": no labels) and label_offset are the CLI's
     --image-key, --label-key and --label-offset: None detects them (label_offset 1 for
     TF-slim's 1-based labels, so labels are 0-based). loader.data_layout and
@@ -129,7 +133,8 @@ def convert(input, output, *, progress=None, **options):
     split ("train=0.9,validation=0.1"), shard_size ("256MB"), min_shards, threads, seed,
     verify ("header"|"decode"), non_jpeg ("reencode"|"reject"), jpeg_quality,
     jpeg_restart_interval, max_pixels, max_resolution, resume, worker, num_workers,
-    finalize; an option left out
+    finalize, staging_dir (where the shards of an s3:// or gs:// output are written before
+    they are uploaded; docs/data.md); an option left out
     keeps the C++ default (convert/converter.h). progress(done, total, bytes_done,
     bytes_total), when given, is called by this thread (at most every 0.1 s, and at the
     end) while the C++ conversion runs without the GIL; an exception it raises is raised

@@ -45,6 +45,7 @@ ConvertOptions ConvertOptionsOf(const std::string& input, const std::string& out
   r.Read("worker", o.worker);
   r.Read("num_workers", o.num_workers);
   r.Read("finalize", o.finalize);
+  r.Read("staging_dir", o.staging_dir);
   r.Finish();
   return o;
 }

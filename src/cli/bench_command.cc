@@ -114,17 +114,27 @@ nlohmann::json ResultJson(const BenchResult& r) {
 // bytes per request, retries; printed unless --json.
 nlohmann::json ReportStorageTraffic(const BenchFlags& f) {
   const HttpTraffic t = StorageTraffic();
+  const ShardCacheCounters c = StorageCacheCounters();
   const double per_request = t.requests > 0 ? static_cast<double>(t.bytes_received) / t.requests : 0;
   if (!f.json) {
     std::printf("storage: %llu requests on %llu connections, %.1f MB received (%.0f KiB a request), %llu retries\n",
                 static_cast<unsigned long long>(t.requests), static_cast<unsigned long long>(t.connections),
                 t.bytes_received / 1e6, per_request / 1024, static_cast<unsigned long long>(t.retries));
+    if (c.hits + c.misses > 0) {
+      std::printf("cache: %llu shard opens from local copies, %llu from the network, %llu copies kept, %llu evicted\n",
+                  static_cast<unsigned long long>(c.hits), static_cast<unsigned long long>(c.misses),
+                  static_cast<unsigned long long>(c.stored), static_cast<unsigned long long>(c.evicted));
+    }
   }
   return {{"requests", t.requests},
           {"connections", t.connections},
           {"bytes_received", t.bytes_received},
           {"bytes_per_request", per_request},
-          {"retries", t.retries}};
+          {"retries", t.retries},
+          {"cache_hits", c.hits},
+          {"cache_misses", c.misses},
+          {"cache_stored", c.stored},
+          {"cache_evicted", c.evicted}};
 }
 
 void PrintResult(const BenchResult& r) {
@@ -265,6 +275,7 @@ void AddBenchCommand(CLI::App& app) {
       "bench", "Measure the input pipeline stage by stage and name the bottleneck");
   cmd->add_option("--data", f->data, kDataDoc)->required();
   AddDataSourceOptions(cmd, f->source);
+  AddStorageCacheOptions(cmd);
   cmd->add_option("--images", f->images, "--ladder: the image folder the shards were made from");
   cmd->add_option("--preset", f->preset, "Preprocessing: train or eval")
       ->capture_default_str()->check(CLI::IsMember({"train", "eval"}));

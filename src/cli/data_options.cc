@@ -1,6 +1,10 @@
 #include "cli/data_options.h"
 
 #include <cstdio>
+#include <memory>
+
+#include "convert/convert_plan.h"
+#include "io/storage.h"
 
 namespace imgpipe::cli {
 
@@ -14,6 +18,27 @@ void AddDataSourceOptions(CLI::App* cmd, pipeline::DataSourceOptions& options) {
   cmd->add_option("--label-offset", options.label_offset,
                   "Subtracted from stored labels (default: detected: 1 for TF-slim's 1-based "
                   "labels, else 0)");
+}
+
+void AddStorageCacheOptions(CLI::App* cmd) {
+  struct CacheFlags {
+    std::string dir, size;
+  };
+  auto flags = std::make_shared<CacheFlags>();
+  cmd->add_option("--cache-dir", flags->dir,
+                  "Keep the shards read from URLs (s3://, gs://, http(s)://) as local copies in this "
+                  "folder, for the epochs and runs after the first (the least recently used go "
+                  "beyond --cache-size; docs/object-storage.md)");
+  cmd->add_option("--cache-size", flags->size,
+                  "At most this much in --cache-dir, e.g. 200GB or 1.5TiB (default: 90% of the space "
+                  "free there)");
+  cmd->parse_complete_callback([flags] {
+    if (flags->dir.empty()) {
+      if (!flags->size.empty()) throw CLI::ValidationError("--cache-size", "needs --cache-dir");
+      return;
+    }
+    ConfigureStorageCache(flags->dir, flags->size.empty() ? 0 : ParseByteSize(flags->size));
+  });
 }
 
 pipeline::DataSource ResolveAndReport(const std::string& data,

@@ -15,6 +15,11 @@ namespace imgpipe::cli {
 // Adds --image-key, --label-key and --label-offset to `cmd`, bound to `options`.
 void AddDataSourceOptions(CLI::App* cmd, pipeline::DataSourceOptions& options);
 
+// Adds --cache-dir and --cache-size to `cmd`: once its arguments are parsed, the
+// process keeps the shards it reads from URLs in that folder (io/storage.h,
+// ConfigureStorageCache). Every command that reads --data declares them here.
+void AddStorageCacheOptions(CLI::App* cmd);
+
 // Adds --draft-decode (EvalPreset::draft_decode, kDraftDecodeDoc) to `cmd`, bound to
 // `draft_decode`: every command that runs the eval preset declares it here.
 void AddDraftDecodeFlag(CLI::App* cmd, bool& draft_decode);

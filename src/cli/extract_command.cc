@@ -75,6 +75,7 @@ void AddExtractCommand(CLI::App& app) {
   cmd->add_option("--data", o.data, std::string(kDataDoc) + ", or a CSV/JSONL manifest")
       ->required();
   AddDataSourceOptions(cmd, o.source);
+  AddStorageCacheOptions(cmd);
   cmd->add_option("--model", o.model,
                   "imgpipe checkpoint, or TorchScript file (e.g. torch.jit.script(model).save())")
       ->required();

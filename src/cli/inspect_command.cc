@@ -73,6 +73,7 @@ void AddInspectCommand(CLI::App& app) {
                   "TFRecord files, or data folders (their layout, keys and classes, then their "
                   "shards)")->required();
   AddDataSourceOptions(cmd, flags->source);
+  AddStorageCacheOptions(cmd);
   cmd->add_option("--on-error", flags->on_error,
                   "Corrupt records: fail (stop at the first) or skip (count all and go on)")
       ->capture_default_str()->check(CLI::IsMember({"fail", "skip"}));

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/cli_test_util.h"
+#include "io/nginx_test_server.h"
 #include "train/checkpoint.h"
 #include "train/trainer_test_util.h"
 
@@ -169,6 +170,39 @@ TEST(Train, KilledThenResumedNeverLeavesACorruptCheckpoint) {
   args[std::find(args.begin(), args.end(), checkpoints) - args.begin()] = reference;
   ASSERT_EQ(RunImgpipe(args).status, 0);
   EXPECT_EQ(MaxParameterDifference(JoinPath(reference, "last.pt"), JoinPath(checkpoints, "last.pt")), 0.0);
+}
+
+// Training over http:// (nginx serving the shards, their dataset.json listing them),
+// killed (SIGKILL) after its first checkpoint and resumed with --resume over the same URL,
+// ends with the parameters of an uninterrupted run over the local shards, bit for bit.
+TEST(Train, KilledAndResumedOverAUrlEndsAsTheLocalRun) {
+  const std::string dir = FreshDir("url_train");
+  const std::string shards = train::SmallTrainingSet();
+  NginxTestServer server(DirName(shards), JoinPath(dir, "nginx"));
+  auto args = [](const std::string& data, const std::string& checkpoints) {
+    return std::vector<std::string>{"train", "--data", data, "--model", "simple-cnn", "--image-size", "32",
+                                    "--batch-size", "8", "--epochs", "2", "--threads", "1",
+                                    "--intra-op-threads", "1", "--checkpoint-every", "1",
+                                    "--checkpoint-dir", checkpoints, "--json"};
+  };
+  const std::string local = JoinPath(dir, "local"), remote = JoinPath(dir, "remote");
+  const Result reference = RunImgpipe(args(shards, local));
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  const std::string url = server.Url(BaseName(shards));
+  const std::string out = JoinPath(dir, "killed.out");
+  const pid_t pid = Start(args(url, remote), out);
+  int status = 0;
+  const WaitOutcome outcome =
+      WaitForTextOrExit(out, "\"event\":\"checkpoint\"", pid, std::chrono::seconds(120), &status);
+  ASSERT_EQ(outcome, WaitOutcome::kTextSeen) << ReadFile(out + ".err");
+  ::kill(pid, SIGKILL);
+  EXPECT_EQ(Wait(pid), 128 + SIGKILL) << "the run ended before the kill (12 steps, killed after the first)";
+  std::vector<std::string> resume = args(url, remote);
+  resume.push_back("--resume");
+  const Result resumed = RunImgpipe(resume);
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(JsonLines(resumed.out).back()["steps"], JsonLines(reference.out).back()["steps"]);
+  EXPECT_EQ(MaxParameterDifference(JoinPath(local, "last.pt"), JoinPath(remote, "last.pt")), 0.0);
 }
 
 TEST(Train, HumanOutputHasProgressEpochLinesAndTheVerdict) {

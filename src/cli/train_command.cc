@@ -147,6 +147,7 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--data", o.data_dir,
                   std::string(kDataDoc) + "; trains on split train, evaluates on validation (else test)");
   AddDataSourceOptions(cmd, o.source);
+  AddStorageCacheOptions(cmd);
   cmd->add_option("--model", o.model, "Model")
       ->check(CLI::IsMember(train::ImageClassifierNames()))
       ->capture_default_str();

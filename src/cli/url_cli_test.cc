@@ -152,6 +152,17 @@ TEST_F(UrlCliTest, BenchReportsRequestsConnectionsAndBytes) {
   EXPECT_GE(storage["bytes_received"].get<uint64_t>(), shard_bytes);
   EXPECT_GT(storage["bytes_per_request"].get<double>(), 1000);
   EXPECT_EQ(storage["retries"], 0);
+  // With --cache-dir, the epochs after the first read the local copies of the 2 shards.
+  const std::string cache = FreshDir("url_bench_cache");
+  const Result cached = RunImgpipe({"bench", "--data", "s3://data/shards", "--threads", "1", "--seconds", "1",
+                                    "--warmup", "0.2", "--batch-size", "16", "--json", "--cache-dir", cache});
+  ASSERT_EQ(cached.status, 0) << cached.err;
+  const nlohmann::json with_cache = nlohmann::json::parse(cached.out)["storage"];
+  EXPECT_GE(with_cache["cache_stored"].get<uint64_t>(), 2u) << with_cache.dump();  // rejects.csv too
+  EXPECT_GT(with_cache["cache_hits"].get<uint64_t>(), 0u) << with_cache.dump();
+  const Result no_dir = RunImgpipe({"bench", "--data", "s3://data/shards", "--cache-size", "1GB"});
+  EXPECT_NE(no_dir.status, 0);
+  EXPECT_NE(no_dir.err.find("--cache-size: needs --cache-dir"), std::string::npos) << no_dir.err;
   // Local data has no storage line.
   const Result local = RunImgpipe({"bench", "--data", shards_, "--threads", "1", "--seconds", "0.3",
                                    "--warmup", "0", "--json"});

@@ -15,6 +15,7 @@
 #include "io/aws_config.h"
 #include "io/http_byte_source.h"
 #include "io/s3_client.h"
+#include "io/shard_cache.h"
 #include "util/error.h"
 #include "util/file.h"
 
@@ -71,6 +72,13 @@ S3ClientOptions GcsOptions() {
 std::mutex clients_mu;
 std::map<std::string, std::shared_ptr<const S3Client>> object_stores;  // guarded by clients_mu
 std::shared_ptr<const HttpClient> web_client;                          // guarded by clients_mu
+std::shared_ptr<ShardCache> storage_cache;                             // guarded by clients_mu
+
+// The process's cache of fetched objects; null when none is configured.
+std::shared_ptr<ShardCache> StorageCache() {
+  std::lock_guard<std::mutex> lock(clients_mu);
+  return storage_cache;
+}
 
 // The process's client for `scheme` ("s3" or "gs"), made at first use.
 std::shared_ptr<const S3Client> ObjectStore(const std::string& scheme) {
@@ -126,6 +134,21 @@ void ResetStorageClients() {
   web_client.reset();
 }
 
+void ConfigureStorageCache(const std::string& dir, uint64_t max_bytes) {
+  std::lock_guard<std::mutex> lock(clients_mu);
+  if (dir.empty()) {
+    storage_cache.reset();
+  } else if (!storage_cache || storage_cache->dir() != dir ||
+             (max_bytes != 0 && storage_cache->max_bytes() != max_bytes)) {
+    storage_cache = std::make_shared<ShardCache>(dir, max_bytes);
+  }
+}
+
+ShardCacheCounters StorageCacheCounters() {
+  const std::shared_ptr<ShardCache> cache = StorageCache();
+  return cache ? cache->counters() : ShardCacheCounters{};
+}
+
 uint64_t StorageRetries() { return StorageTraffic().retries; }
 
 HttpTraffic StorageTraffic() {
@@ -141,12 +164,30 @@ bool IsUrl(std::string_view path) {
   return StartsWith(path, "s3://") || StartsWith(path, "gs://") || IsHttp(path);
 }
 
-std::unique_ptr<ByteSource> OpenByteSource(const std::string& path, ReadPattern pattern) {
-  if (!IsUrl(path)) return OpenLocalByteSource(path);
+// `path` (a URL) opened from the network, as `pattern` says.
+std::unique_ptr<ByteSource> OpenUncached(const std::string& path, ReadPattern pattern) {
   const auto open = pattern == ReadPattern::kFrontToBack ? HttpByteSource::Open::kFirstPiece : HttpByteSource::Open::kHead;
   if (IsHttp(path)) return std::make_unique<HttpByteSource>(path, WebClient(), "", open);
   const ObjectUrl o = ParseObjectUrl(path);
   return NamingUrl(path, [&] { return ObjectStore(o.scheme)->Open(o.bucket, o.key, path, open); });
+}
+
+std::unique_ptr<ByteSource> OpenByteSource(const std::string& path, ReadPattern pattern) {
+  if (!IsUrl(path)) return OpenLocalByteSource(path);
+  const std::shared_ptr<ShardCache> cache = StorageCache();
+  if (!cache) return OpenUncached(path, pattern);
+  // A copy of the current version, else the network; read front to back, a copy is kept.
+  auto head = [&path] {
+    const std::unique_ptr<ByteSource> source = OpenUncached(path, ReadPattern::kRandom);
+    const auto* http = dynamic_cast<const HttpByteSource*>(source.get());
+    return ObjectVersion{source->size(), http != nullptr ? http->etag() : ""};
+  };
+  if (std::unique_ptr<ByteSource> copy = cache->OpenCopy(path, head)) return copy;
+  std::unique_ptr<ByteSource> source = OpenUncached(path, pattern);
+  const auto* http = dynamic_cast<const HttpByteSource*>(source.get());
+  if (pattern != ReadPattern::kFrontToBack || http == nullptr) return source;
+  const ObjectVersion version{source->size(), http->etag()};
+  return cache->Filling(path, version, std::move(source));
 }
 
 std::unique_ptr<SequentialFile> OpenSequentialStorage(const std::string& path) {
@@ -170,7 +211,7 @@ bool IsStorageFolder(const std::string& path) {
 }
 
 uint64_t StorageSize(const std::string& path) {
-  return IsUrl(path) ? OpenByteSource(path)->size() : FileSize(path);
+  return IsUrl(path) ? OpenUncached(path, ReadPattern::kRandom)->size() : FileSize(path);
 }
 
 std::string ReadStorageFile(const std::string& path) {

@@ -27,12 +27,21 @@
 
 #include "io/byte_source.h"
 #include "io/http_client.h"
+#include "io/shard_cache.h"
 
 namespace imgpipe {
 
 // Forgets the clients made so far: the next use reads the environment again (tests and
 // programs that change AWS_* or GCS_* variables). Sources already open keep theirs.
 void ResetStorageClients();
+
+// Keeps the objects read front to back from URLs as local copies in `dir` (shard_cache.h),
+// at most `max_bytes` of them (0: 90% of the space free there), for the epochs and runs
+// after the first; "" turns the cache off. Process-wide, like the clients: the same
+// folder and size again keep the cache as it is. Throws IoError when `dir` cannot be made.
+void ConfigureStorageCache(const std::string& dir, uint64_t max_bytes = 0);
+// What the cache has done so far (zeros when there is none).
+ShardCacheCounters StorageCacheCounters();
 
 // Retries so far by the process's storage clients (all schemes): how many faults the
 // reads and writes rode over.

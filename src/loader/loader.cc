@@ -1,5 +1,6 @@
 #include "loader/loader.h"
 
+#include "io/storage.h"
 #include "util/error.h"
 
 namespace imgpipe::loader {
@@ -65,8 +66,9 @@ LoaderState DeserializeLoaderState(const std::string& bytes) {
 
 Loader::Loader(const std::string& data, LoaderOptions options)
     : options_(std::move(options)), batches_(nullptr) {
-  // 1. The options, the data and this rank's share of it.
+  // 1. The options, the cache of URL shards, the data and this rank's share of it.
   CheckOptions(options_);
+  if (!options_.cache_dir.empty()) ConfigureStorageCache(options_.cache_dir, options_.cache_bytes);
   data_ = ResolveLoaderData(data, DataSourceOptionsOf(options_), options_.split,
                             ParseErrorPolicy(options_.error_policy));
   plan_ = PlanRank(data_, options_);

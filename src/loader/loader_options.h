@@ -52,6 +52,12 @@ struct LoaderOptions {
   // threads never idle at an epoch boundary (PassAhead in loader_pass.h); the batches
   // are the same either way.
   bool start_ahead = true;
+  // Shards read from URLs are kept as local copies in this folder for the epochs and runs
+  // after the first, at most cache_bytes of them (0: 90% of its free space), the least
+  // recently used removed first (io/storage.h, ConfigureStorageCache); "": no copies.
+  // Process-wide: the loader sets it for every reader of the process.
+  std::string cache_dir;
+  uint64_t cache_bytes = 0;
   // Shuffle the records (unset: the preset's way: train shuffles, eval does not).
   std::optional<bool> shuffle;
   // Under error_policy "skip", a record that fails to decode keeps its place with a
@@ -95,6 +101,8 @@ void ForEachOption(Options& o, F&& f) {
   f("label_offset", o.label_offset, true);
   f("split", o.split, true);
   f("start_ahead", o.start_ahead, false);
+  f("cache_dir", o.cache_dir, false);
+  f("cache_bytes", o.cache_bytes, false);
   f("shuffle", o.shuffle, true);
   f("stand_ins", o.stand_ins, true);
   f("decode_threads", o.decode_threads, false);
