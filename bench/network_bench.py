@@ -192,6 +192,7 @@ def main():
         rows.append((far_label + " cache", far_data, far_env))
         # 3. Rounds of every row; medians.
         rates = {label: [] for label, _, _ in rows}
+        cpu_ms = {label: [] for label, _, _ in rows}  # the pipeline process's CPU per image
         traffic = {}
         for round in range(args.rounds):
             for label, data, env in rows:
@@ -201,6 +202,8 @@ def main():
                                      check=True, capture_output=True, text=True, env=env)
                 result = json.loads(out.stdout)
                 rates[label].append(result["images_per_s"])
+                cpu_ms[label].append(1e3 * result["cpu_utilization"] * result["threads"] * result["seconds"] /
+                                     max(result["images"], 1))
                 if "storage" in result:
                     traffic[label] = result["storage"]
         local = statistics.median(rates["local disk"])
@@ -211,7 +214,8 @@ def main():
               f", {args.shards} shards, {size / 1e6:.0f} MB")
         for label, _, _ in rows:
             m = statistics.median(rates[label])
-            line = f"  {label:20s} {m:8.1f} images/s  {100 * m / local:5.1f}% of local disk"
+            line = (f"  {label:20s} {m:8.1f} images/s  {100 * m / local:5.1f}% of local disk  "
+                    f"{statistics.median(cpu_ms[label]):.2f} ms CPU/image")
             t = traffic.get(label)
             if t:
                 line += (f"  ({t['requests']} requests on {t['connections']} connections, "

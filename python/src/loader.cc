@@ -196,6 +196,7 @@ void BindLoader(py::module_& m) {
              d["batch_bytes"] = m.batch_bytes;
              d["batches_per_pass"] = m.batches_per_pass;
              d["shuffle_bytes"] = m.shuffle_bytes;
+             d["read_ahead_bytes"] = m.read_ahead_bytes;
              d["passes"] = m.passes;
              d["minimum_bytes"] = m.minimum_bytes;
              d["budget_bytes"] = m.budget_bytes;

@@ -114,9 +114,9 @@ class FrontToBackFile : public SequentialFile {
     }
   }
 
-  // Pieces in flight at most: 4 of 8 MiB (HttpByteSource's) keep a reader of 120 MB/s
-  // fed over a 100 ms round trip.
-  static constexpr size_t kMaxPiecesAhead = 4;
+  // Pieces in flight at most (beside the one being read): 4 of 8 MiB (HttpByteSource's)
+  // keep a reader of 120 MB/s fed over a 100 ms round trip.
+  static constexpr size_t kMaxPiecesAhead = kMaxPiecesHeld - 1;
 
   std::unique_ptr<ByteSource> source_;
   const size_t piece_bytes_;

@@ -39,6 +39,9 @@ std::unique_ptr<ByteSource> OpenLocalByteSource(const std::string& path);
 // `bytes`, held in memory, named `name` in errors.
 std::unique_ptr<ByteSource> MakeMemoryByteSource(std::string name, std::string bytes);
 
+// Pieces ReadFrontToBack holds at most per source: the one being read and four in flight.
+inline constexpr size_t kMaxPiecesHeld = 5;
+
 // A SequentialFile reading `source` front to back (its path() is the source's name); a
 // source with read_ahead_bytes() is read ahead in pieces of that size on other threads: two
 // in flight, one more each time the reader had to wait for one, up to four (five held).

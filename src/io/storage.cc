@@ -190,6 +190,10 @@ std::unique_ptr<ByteSource> OpenByteSource(const std::string& path, ReadPattern 
   return cache->Filling(path, version, std::move(source));
 }
 
+uint64_t ReadAheadBytes(const std::string& path) {
+  return IsUrl(path) ? uint64_t{kMaxPiecesHeld} * HttpByteSource::kPieceBytes : 0;
+}
+
 std::unique_ptr<SequentialFile> OpenSequentialStorage(const std::string& path) {
   return IsUrl(path) ? ReadFrontToBack(OpenByteSource(path, ReadPattern::kFrontToBack)) : OpenSequentialFile(path);
 }

@@ -61,6 +61,10 @@ enum class ReadPattern { kRandom, kFrontToBack };
 // denied, with what to check), InvalidArgument for a malformed URL.
 std::unique_ptr<ByteSource> OpenByteSource(const std::string& path, ReadPattern pattern = ReadPattern::kRandom);
 
+// The most bytes a source of `path` read front to back holds in memory ahead of its
+// reader (ReadFrontToBack's pieces): for a URL, 5 pieces of 8 MiB; 0 for a local path.
+uint64_t ReadAheadBytes(const std::string& path);
+
 // `path` read front to back: a local file as OpenSequentialFile opens it, a URL through
 // its byte source (read ahead in pieces, byte_source.h). Throws as OpenByteSource.
 std::unique_ptr<SequentialFile> OpenSequentialStorage(const std::string& path);

@@ -74,6 +74,9 @@ std::vector<std::string>* LoaderUrlTest::local_epoch1_ = nullptr;
 
 TEST_F(LoaderUrlTest, EveryUrlGivesTheLocalBatches) {
   ASSERT_EQ(local_epoch1_->size(), 153u / 16);
+  // The memory estimate counts the pieces read ahead of the 4 shards read at once.
+  EXPECT_EQ(Loader(shards_, SmallOptions()).memory().read_ahead_bytes, 0u);
+  EXPECT_EQ(Loader(nginx_->Url("shards"), SmallOptions()).memory().read_ahead_bytes, 4 * 5 * (uint64_t{8} << 20));
   for (const std::string& data :
        {nginx_->Url("shards/"), nginx_->Url("shards"), nginx_->Url("shards/train-{00000..00003}-of-00004.tfrecord"),
         std::string("s3://data/shards/"), std::string("s3://data/shards"), std::string("gs://data/shards"),

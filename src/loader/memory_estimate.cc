@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "io/storage.h"
 #include "pipeline/autotune.h"
+#include "pipeline/image_samples.h"
 #include "util/error.h"
 
 namespace imgpipe::loader {
@@ -36,8 +38,14 @@ MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o) {
     const uint64_t per_rank = static_cast<uint64_t>(data.samples) / static_cast<uint64_t>(o.world_size) + 1;
     need.shuffle_bytes = std::min<uint64_t>(o.shuffle_buffer, per_rank) * data.mean_record_bytes;
   }
+  // Over a network, each shard read at once holds pieces ahead of its reader.
+  if (!data.paths.empty()) {
+    const auto shards = std::min<uint64_t>(data.paths.size(), pipeline::ImagePipelineConfig{}.cycle_length);
+    need.read_ahead_bytes = shards * ReadAheadBytes(data.paths.front());
+  }
   need.passes = o.start_ahead ? 2 : 1;
-  need.minimum_bytes = need.passes * (need.batches_per_pass * need.batch_bytes + need.shuffle_bytes);
+  need.minimum_bytes =
+      need.passes * (need.batches_per_pass * need.batch_bytes + need.shuffle_bytes + need.read_ahead_bytes);
   need.budget_bytes = o.ram_budget_bytes > 0 ? o.ram_budget_bytes : pipeline::PhysicalMemoryBytes() / 2;
   need.machine_bytes = MachineMemoryBytes();
   return need;
@@ -58,6 +66,7 @@ void CheckMemory(const MemoryNeed& need, const LoaderOptions& o) {
       (need.shuffle_bytes ? " and a shuffle buffer of " + FormatBytes(need.shuffle_bytes) +
                                 " (shuffle_buffer=" + std::to_string(o.shuffle_buffer) + ")"
                           : std::string()) +
+      (need.read_ahead_bytes ? " and network read-ahead of " + FormatBytes(need.read_ahead_bytes) : std::string()) +
       (need.passes > 1 ? ", twice (start_ahead=True overlaps two epochs' passes)" : std::string()) +
       ", the loader needs at least " + FormatBytes(need.minimum_bytes) + ", more than " + limit +
       ": lower batch_size, image_size or shuffle_buffer, or use layout='uint8'");

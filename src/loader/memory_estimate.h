@@ -17,8 +17,9 @@ struct MemoryNeed {
   uint64_t batch_bytes = 0;        // one batch: its samples and labels
   uint64_t batches_per_pass = 0;   // held at least: being made, prefetched, with the user
   uint64_t shuffle_bytes = 0;      // the shuffle buffer's records (mean record size)
+  uint64_t read_ahead_bytes = 0;   // data at URLs: the pieces of the shards read at once, at most
   uint64_t passes = 1;             // 2 with start_ahead (the next epoch's overlaps)
-  uint64_t minimum_bytes = 0;      // passes * (batches_per_pass * batch_bytes + shuffle_bytes)
+  uint64_t minimum_bytes = 0;      // passes * (batches_per_pass * batch_bytes + shuffle_bytes + read_ahead_bytes)
   uint64_t budget_bytes = 0;       // ram_budget_bytes, or half the physical memory (as the pipeline)
   uint64_t machine_bytes = 0;      // physical memory, or a lower RLIMIT_AS / RLIMIT_DATA
 };
