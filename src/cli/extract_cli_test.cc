@@ -11,6 +11,7 @@
 #include "extract/extract_test_util.h"
 #include "extract/npy_file.h"
 #include "extract/worker_processes.h"
+#include "io/nginx_test_server.h"
 #include "util/file.h"
 
 namespace imgpipe::extract {
@@ -84,6 +85,25 @@ std::vector<float> FeatureRows(const std::string& dir, uint64_t* columns) {
     out.insert(out.end(), f.begin(), f.end());
   }
   return out;
+}
+
+// --data at a URL (nginx serving the shards, listed by their dataset.json): the features
+// of the local shards, row for row.
+TEST(ExtractCli, UrlDataGivesTheLocalFeatures) {
+  if (!PythonHasTorch()) GTEST_SKIP() << "/usr/bin/python3 has no torch/torchvision";
+  const std::string shards = Shards("cli_url", 3, 2);
+  const std::string model = TorchScriptResnet18(true);
+  NginxTestServer server(DirName(shards), FreshTestDir("cli_url_nginx"));
+  const std::string local = FreshTestDir("cli_url_local"), remote = FreshTestDir("cli_url_remote");
+  for (const auto& [data, out] : {std::pair{shards, local}, std::pair{server.Url("shards"), remote}}) {
+    const Result r = RunImgpipe({"extract", "--data", data, "--model", model, "--image-size", "64", "--batch-size",
+                                 "4", "--out", out, "--json"});
+    ASSERT_EQ(r.status, 0) << data << ": " << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["rows"], 9) << data;
+  }
+  uint64_t local_columns = 0, remote_columns = 0;
+  EXPECT_EQ(FeatureRows(remote, &remote_columns), FeatureRows(local, &local_columns));
+  EXPECT_EQ(remote_columns, local_columns);
 }
 
 // torchvision's resnet18 with fc = Identity, scripted (a feature extractor made the

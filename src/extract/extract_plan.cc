@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "io/storage.h"
 #include "pipeline/tfrecord_files.h"
 #include "record/crc32c.h"
 #include "util/error.h"
@@ -11,9 +12,9 @@ namespace imgpipe::extract {
 namespace {
 
 // Whether `data` is read as TFRecord input: a folder (of shards, or else of class
-// sub-folders, see ResolveDataSource), a TFRecord file, or a glob pattern.
+// sub-folders, see ResolveDataSource), a TFRecord file, a glob pattern, or a URL of any.
 bool IsDataSource(const std::string& data) {
-  if (IsDirectory(data)) return true;
+  if (IsUrl(data) || IsDirectory(data)) return true;
   if (!PathExists(data)) return data.find_first_of("*?[") != std::string::npos;
   return pipeline::HasTfRecordName(BaseName(data)) || pipeline::HasTfRecordFrame(data);
 }
@@ -36,7 +37,7 @@ ExtractPlan MakeExtractPlan(const std::string& data, const std::string& split, s
         PlannedShard shard;
         shard.index = i;
         shard.tfrecord_file = files[i];
-        shard.tfrecord_bytes = FileSize(files[i]);
+        shard.tfrecord_bytes = StorageSize(files[i]);
         plan.shards.push_back(shard);
       }
       return plan;
