@@ -635,6 +635,10 @@ void CheckShards(DoctorReport* r, const PlannedTraining& plan, const std::string
   }
 }
 
+// What to check when a store cannot be listed or read.
+constexpr char kStoreFix[] =
+    "check the --data URL, the credentials (AWS_*, GCS_*, GOOGLE_OAUTH_ACCESS_TOKEN) and AWS_ENDPOINT_URL";
+
 // "12.3" with one decimal.
 std::string Fixed1(double value) {
   char text[32];
@@ -656,7 +660,7 @@ void CheckNetwork(DoctorReport* r, const DoctorOptions& options, double record_b
   const NetworkProbe& n = *r->network;
   if (!n.error.empty()) {
     Add(r, "data", "network", CheckStatus::kError, "reading " + options.data + " failed: " + n.error,
-        "check the URL, the credentials (AWS_*, GCS_*, GOOGLE_OAUTH_ACCESS_TOKEN) and AWS_ENDPOINT_URL");
+        kStoreFix);
     return;
   }
   std::string detail = "latency " + Fixed1(n.latency_ms) + " ms; ranged reads of " +
@@ -793,7 +797,7 @@ DoctorReport RunDoctor(const DoctorOptions& options, LibraryLoader& loader,
     Add(&r, "data", "data", CheckStatus::kInfo, "no --data given: storage and shards not checked");
   } else if (!data_error.empty()) {
     Add(&r, "data", "data", CheckStatus::kError, data_error,
-        "check the --data URL, the credentials (AWS_*, GCS_*, GOOGLE_OAUTH_ACCESS_TOKEN) and AWS_ENDPOINT_URL");
+        kStoreFix);
   } else if (!data_exists) {
     Add(&r, "data", "data", CheckStatus::kError, options.data + " does not exist",
         "check the --data path");

@@ -101,7 +101,7 @@ StorageInfo ProbeStorage(const SystemRoot& root, const std::string& path) {
 
 ShardList ListShards(const std::string& path) {
   ShardList shards;
-  std::vector<uint64_t> sizes;  // of shards.files, where the listing gave them
+  std::vector<std::string> indexes;  // the .idx files present, in shard order
   if (IsStorageFolder(path)) {
     // 1. A folder or prefix: its TFRecord files, their sizes from the listing where it
     // has them (local, s3://, gs://), and which have a .idx beside them.
@@ -116,24 +116,23 @@ ShardList ListShards(const std::string& path) {
     std::set<std::string> names;
     for (const StorageEntry& e : entries) names.insert(e.name);
     for (const StorageEntry& e : entries) {
-      const std::string file = JoinPath(path, e.name);
       if (!pipeline::HasTfRecordName(e.name)) continue;
+      const std::string file = JoinPath(path, e.name);
       shards.files.push_back(file);
-      sizes.push_back(sized ? e.size : StorageSize(file));
-      if (names.count(e.name + ".idx") > 0) ++shards.with_index;
+      shards.bytes += sized ? e.size : StorageSize(file);
+      if (names.count(e.name + ".idx") > 0) indexes.push_back(IndexPathFor(file));
     }
   } else if (StorageExists(path)) {
     shards.files.push_back(path);
-    sizes.push_back(StorageSize(path));
-    if (StorageExists(IndexPathFor(path))) ++shards.with_index;
+    shards.bytes = StorageSize(path);
+    if (StorageExists(IndexPathFor(path))) indexes.push_back(IndexPathFor(path));
   }
-  for (uint64_t size : sizes) shards.bytes += size;
+  shards.with_index = indexes.size();
   uint64_t sampled_bytes = 0, sampled_records = 0;
   size_t sampled = 0;
-  for (const std::string& file : shards.files) {
+  // 2. The mean record size from the first index files (read, not asked for again).
+  for (const std::string& index : indexes) {
     if (sampled == kIndexFilesSampled) break;
-    std::string index = IndexPathFor(file);
-    if (!StorageExists(index)) continue;
     try {
       for (const IndexEntry& entry : ReadIndexFile(index)) {
         sampled_bytes += entry.size;

@@ -44,18 +44,26 @@ void HttpByteSource::GetFirstPiece(size_t bytes) {
   }
   etag_ = r.etag;
   if (r.status == 206) {
-    const std::optional<ContentRange> range = ParseContentRange(r.content_range);
-    if (!range || range->first != 0 || !range->total) {
-      throw HttpError(url_, 206, "asked for bytes 0-" + std::to_string(bytes - 1) + ", got Content-Range '" +
-                                     r.content_range + "' (the object's size is needed)");
+    const ContentRange range = RangeOf(r, 0, bytes - 1);
+    if (!range.total) {
+      throw HttpError(url_, 206, "got Content-Range '" + r.content_range + "' without the object's size");
     }
-    size_ = *range->total;
+    size_ = *range.total;
   } else {
     size_ = r.body_bytes;  // 200: the whole object, within `bytes` (more is an HttpError)
   }
   if (r.cut_short) client_->CountRetry();  // what came is kept; the rest is read again later
   piece.resize(r.body_bytes);
   first_piece_ = std::move(piece);
+}
+
+ContentRange HttpByteSource::RangeOf(const HttpResponse& r, uint64_t first, uint64_t last) const {
+  const std::optional<ContentRange> range = ParseContentRange(r.content_range);
+  if (!range || range->first != first) {
+    throw HttpError(url_, 206, "asked for bytes " + std::to_string(first) + "-" + std::to_string(last) +
+                                   ", got Content-Range '" + r.content_range + "'");
+  }
+  return *range;
 }
 
 size_t HttpByteSource::ReadFirstPiece(uint64_t offset, char* out, size_t n) const {
@@ -95,14 +103,10 @@ size_t HttpByteSource::Read(uint64_t offset, char* out, size_t n) const {
                                      std::to_string(first) + "-" + std::to_string(last) + ")");
     }
     if (r.status == 206) {
-      const std::optional<ContentRange> range = ParseContentRange(r.content_range);
-      if (!range || range->first != first) {
-        throw HttpError(url_, 206, "asked for bytes " + std::to_string(first) + "-" + std::to_string(last) +
-                                       ", got Content-Range '" + r.content_range + "'");
-      }
-      if (range->total && *range->total != size_) {
+      const ContentRange range = RangeOf(r, first, last);
+      if (range.total && *range.total != size_) {
         throw DataError(name_, first, "the object changed while it was read (" + std::to_string(size_) +
-                                          " bytes when opened, now " + std::to_string(*range->total) + ")");
+                                          " bytes when opened, now " + std::to_string(*range.total) + ")");
       }
     }
     done += r.body_bytes;

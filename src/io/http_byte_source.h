@@ -53,6 +53,9 @@ class HttpByteSource : public ByteSource {
   // Sets size_, etag_ and first_piece_ from a GET of the first `bytes` (a HEAD when the
   // object is empty).
   void GetFirstPiece(size_t bytes);
+  // The Content-Range of `r`, a 206 answer to bytes first-last. Throws HttpError when it
+  // does not parse or starts elsewhere.
+  ContentRange RangeOf(const HttpResponse& r, uint64_t first, uint64_t last) const;
   // Copies what first_piece_ holds of [offset, offset + n) to `out` (0 when it holds none
   // of it), and drops the piece once a read has reached its end.
   size_t ReadFirstPiece(uint64_t offset, char* out, size_t n) const;
