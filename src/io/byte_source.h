@@ -4,10 +4,12 @@
 #ifndef IMGPIPE_IO_BYTE_SOURCE_H_
 #define IMGPIPE_IO_BYTE_SOURCE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "util/file.h"
 
@@ -39,13 +41,49 @@ std::unique_ptr<ByteSource> OpenLocalByteSource(const std::string& path);
 // `bytes`, held in memory, named `name` in errors.
 std::unique_ptr<ByteSource> MakeMemoryByteSource(std::string name, std::string bytes);
 
-// Pieces ReadFrontToBack holds at most per source: the one being read and four in flight.
+// Pieces a read-ahead reader (ReadFrontToBack, ReadRangesAhead) holds at most per source:
+// the one being read and four in flight.
 inline constexpr size_t kMaxPiecesHeld = 5;
+
+// The most pieces a read-ahead reader keeps in flight beside the one being read, read as
+// each piece is taken, so that a pipeline's autotuner (pipeline/autotune.h) can move it
+// within its RAM budget while files are read; clamped to [1, kMaxPiecesHeld - 1]. A
+// reader given none keeps up to kMaxPiecesHeld - 1 in flight.
+using PiecesAheadLimit = std::atomic<int64_t>;
+
+// A stretch of a source: bytes [offset, offset + size).
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t end() const { return offset + size; }
+  bool operator==(const ByteRange&) const = default;
+};
 
 // A SequentialFile reading `source` front to back (its path() is the source's name); a
 // source with read_ahead_bytes() is read ahead in pieces of that size on other threads: two
-// in flight, one more each time the reader had to wait for one, up to four (five held).
-std::unique_ptr<SequentialFile> ReadFrontToBack(std::unique_ptr<ByteSource> source);
+// in flight, one more each time the reader had to wait for one, up to four (five held) or
+// *limit.
+std::unique_ptr<SequentialFile> ReadFrontToBack(std::unique_ptr<ByteSource> source,
+                                                const PiecesAheadLimit* limit = nullptr);
+
+// `source` with the stretches `pieces` (in the order they will be read, each one ranged
+// read) fetched ahead as ReadFrontToBack fetches its pieces, for a reader that moves
+// forward through them: a read inside the piece being read or a later one is served from
+// memory (pieces it passed over are dropped); any other read (backwards, between or
+// after the pieces) goes to `source`, so every read gives the source's bytes. For one
+// reader at a time (its reads are serialised). Its read_ahead_bytes() is 0.
+std::unique_ptr<ByteSource> ReadRangesAhead(std::unique_ptr<ByteSource> source, std::vector<ByteRange> pieces,
+                                            const PiecesAheadLimit* limit = nullptr);
+
+// Pieces that cover `extents` (stretches sorted by offset, such as records from an index
+// file): neighbours merged into one piece while it stays within `piece_bytes` and the gap
+// between them is at most `max_gap` bytes, so pieces are cut at extent boundaries; an
+// extent larger than `piece_bytes` is a piece of its own.
+std::vector<ByteRange> PiecesAlong(const std::vector<ByteRange>& extents, uint64_t piece_bytes,
+                                   uint64_t max_gap = 0);
+
+// [range.offset, range.end()) cut into pieces of `piece_bytes` (the last one shorter).
+std::vector<ByteRange> SplitIntoPieces(ByteRange range, uint64_t piece_bytes);
 
 }  // namespace imgpipe
 

@@ -18,6 +18,8 @@
 #include "io/storage.h"
 #include "loader/loader.h"
 #include "loader/loader_test_util.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/source_datasets.h"
 #include "util/file.h"
 
 namespace imgpipe::loader {
@@ -108,22 +110,111 @@ TEST_F(LoaderUrlTest, FaultsAreRetriedAndTheEpochIsTheLocalOne) {
   EXPECT_GE(StorageRetries() - retries_before, 3u);
 }
 
-// A state saved in the middle of an epoch over s3:// resumes, in a loader that never ran,
+// Requests the storage clients made while `run` ran.
+template <typename F>
+uint64_t RequestsDuring(F run) {
+  const uint64_t before = StorageTraffic().requests;
+  run();
+  return StorageTraffic().requests - before;
+}
+
+// Record-level sharding over a URL (more ranks than shards): each rank gets the local
+// batches, its stretch of records fetched in ranged reads cut at record boundaries along
+// the .idx files (a HEAD and one GET of up to 8 MiB per file here), not one request per
+// record or per 1 MiB.
+TEST_F(LoaderUrlTest, RecordShardsOverAUrlAreReadInRangesAlongTheIndex) {
+  LoaderOptions o = SmallOptions();
+  o.world_size = 8;  // 4 shards: record-level (DATA) sharding
+  for (const int rank : {0, 5}) {
+    SCOPED_TRACE(rank);
+    o.rank = rank;
+    const std::vector<std::string> local = Epoch(shards_, 1, o);
+    ASSERT_FALSE(local.empty());
+    Loader loader(nginx_->Url("shards"), o);
+    loader.SetEpoch(1);
+    std::vector<std::string> views;
+    const uint64_t requests = RequestsDuring([&] {
+      auto pass = loader.Iterate();
+      while (std::optional<LoaderBatch> b = pass->Next()) views.push_back(View(*b));
+    });
+    EXPECT_EQ(views, local);
+    EXPECT_LE(requests, 4u);  // a rank's 1/8 of 4 shards spans at most 2 of them
+  }
+}
+
+// A state saved in the middle of an epoch over a URL resumes, in a loader that never ran,
 // to the rest of the local epoch.
-TEST_F(LoaderUrlTest, StateSavedMidEpochOverS3ResumesExactly) {
-  const std::string data = "s3://data/shards";
-  Loader loader(data, SmallOptions());
-  loader.SetEpoch(1);
-  std::vector<std::string> seen;
-  auto pass = loader.Iterate();
-  for (int i = 0; i < 4; ++i) seen.push_back(View(*pass->Next()));
-  const LoaderState state = DeserializeLoaderState(SerializeLoaderState(loader.State()));
-  loader.Close();
-  Loader resumed(data, SmallOptions());
-  resumed.LoadState(state);
-  auto rest = resumed.Iterate();
-  while (std::optional<LoaderBatch> b = rest->Next()) seen.push_back(View(*b));
-  EXPECT_EQ(seen, *local_epoch1_);
+TEST_F(LoaderUrlTest, StateSavedMidEpochOverAUrlResumesExactly) {
+  for (const std::string& data : {std::string("s3://data/shards"), nginx_->Url("shards")}) {
+    SCOPED_TRACE(data);
+    Loader loader(data, SmallOptions());
+    loader.SetEpoch(1);
+    std::vector<std::string> seen;
+    auto pass = loader.Iterate();
+    for (int i = 0; i < 4; ++i) seen.push_back(View(*pass->Next()));
+    const LoaderState state = DeserializeLoaderState(SerializeLoaderState(loader.State()));
+    loader.Close();
+    Loader resumed(data, SmallOptions());
+    resumed.LoadState(state);
+    auto rest = resumed.Iterate();
+    while (std::optional<LoaderBatch> b = rest->Next()) seen.push_back(View(*b));
+    EXPECT_EQ(seen, *local_epoch1_);
+  }
+}
+
+// A shuffle buffer of records (saved by reference) restored over a URL reads them again
+// in a few ranged reads, neighbours in one, not a round trip per record.
+TEST_F(LoaderUrlTest, ShuffleBufferRestoredOverAUrlIsReadInRanges) {
+  pipeline::Pipeline<pipeline::Record> records =
+      pipeline::Pipeline<pipeline::Record>(
+          pipeline::TfRecordFiles(pipeline::ListFiles({nginx_->Url("shards/*.tfrecord")})))
+          .Shuffle(100);
+  auto pass = records.MakeIterator();
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(pass.Next());
+  const pipeline::IteratorState state = pass.Save();
+  std::vector<std::string> expected;
+  while (std::optional<pipeline::Record> r = pass.Next()) expected.push_back(r->data);
+  auto resumed = records.MakeIterator();
+  const uint64_t requests = RequestsDuring([&] { resumed.Restore(state); });
+  std::vector<std::string> rest;
+  while (std::optional<pipeline::Record> r = resumed.Next()) rest.push_back(r->data);
+  EXPECT_EQ(rest, expected);
+  // The 100 buffered records lie in all 4 shards (of about 12 MB): a HEAD and one or two
+  // ranged GETs of up to 8 MiB each; the shard being read reopens at its offset (a HEAD
+  // and its compression check). A request per record would be 100 or more.
+  EXPECT_LE(requests, 14u);
+}
+
+// A pipeline over URLs has one read-ahead knob for all its files (the autotuner's): it
+// counts the pieces of the file being read, none once the pass is over, and stays at 2
+// pieces in flight when the RAM budget holds no more (it grows to 4 when it does:
+// stats_test's Autotuner.SharedKnobIsOneAndGrowsWithinTheRamBudget).
+TEST_F(LoaderUrlTest, ReadAheadIsOneAutotunedKnobWithinTheRamBudget) {
+  using pipeline::KnobSnapshot;
+  pipeline::Pipeline<pipeline::Record> records(
+      pipeline::TfRecordFiles(pipeline::ListFiles({nginx_->Url("shards/*.tfrecord")})));
+  pipeline::PipelineOptions options;
+  options.ram_budget_bytes = uint64_t{20} << 20;  // 2 pieces of 8 MiB, not 4
+  auto pass = records.MakeIterator(options);
+  auto read_ahead = [&] {
+    std::vector<KnobSnapshot> found;
+    for (const KnobSnapshot& knob : pass.Knobs()) {
+      if (knob.name == "read_ahead") found.push_back(knob);
+    }
+    return found;
+  };
+  size_t n = 0;
+  while (pass.Next()) {
+    if (++n % 20 == 0) {
+      const std::vector<KnobSnapshot> knobs = read_ahead();
+      ASSERT_EQ(knobs.size(), 1u);
+      EXPECT_EQ(knobs[0].value, 2);
+      EXPECT_EQ(knobs[0].bytes, 2 * (uint64_t{8} << 20));  // one file read at a time
+    }
+  }
+  EXPECT_EQ(n, 153u);
+  ASSERT_EQ(read_ahead().size(), 1u);
+  EXPECT_EQ(read_ahead()[0].bytes, 0u);
 }
 
 // What is wrong with a URL is said, naming it.

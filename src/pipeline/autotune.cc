@@ -27,6 +27,20 @@ Autotuner::~Autotuner() {
 
 Knob* Autotuner::Register(Knob::Kind kind, const std::string& name, int64_t min, int64_t max,
                           int64_t initial, StageStats* stats) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return AddKnobLocked(kind, name, min, max, initial, stats);
+}
+
+Knob* Autotuner::Shared(Knob::Kind kind, const std::string& name, int64_t min, int64_t max, int64_t initial) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::unique_ptr<Knob>& knob : knobs_) {
+    if (knob->name == name && knob->kind == kind) return knob.get();
+  }
+  return AddKnobLocked(kind, name, min, max, initial, nullptr);
+}
+
+Knob* Autotuner::AddKnobLocked(Knob::Kind kind, const std::string& name, int64_t min, int64_t max,
+                               int64_t initial, StageStats* stats) {
   auto knob = std::make_unique<Knob>();
   knob->kind = kind;
   knob->name = name;
@@ -34,10 +48,20 @@ Knob* Autotuner::Register(Knob::Kind kind, const std::string& name, int64_t min,
   knob->max = std::max(min, max);
   knob->value = std::clamp(initial, knob->min, knob->max);
   knob->stats = stats;
-  std::lock_guard<std::mutex> lock(mu_);
   knobs_.push_back(std::move(knob));
   last_busy_ns_.push_back(stats ? stats->busy_ns.load() : 0);
   return knobs_.back().get();
+}
+
+std::vector<KnobSnapshot> Autotuner::Snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<KnobSnapshot> out;
+  for (const std::unique_ptr<Knob>& k : knobs_) {
+    const int64_t value = k->value.load();
+    const uint64_t bytes = k->kind == Knob::Kind::kBuffer ? static_cast<uint64_t>(value) * k->element_bytes.load() : 0;
+    out.push_back({k->name, value, bytes});
+  }
+  return out;
 }
 
 void Autotuner::SetConsumer(StageStats* consumer) {

@@ -29,6 +29,13 @@ struct Knob {
   std::atomic<uint64_t> element_bytes{0};  // buffers: bytes per element, for the RAM budget (set by the stage)
 };
 
+// A knob's name and value at one moment, and the bytes a buffer knob holds at that value.
+struct KnobSnapshot {
+  std::string name;
+  int64_t value = 0;
+  uint64_t bytes = 0;  // value x element_bytes for a buffer, 0 for parallelism
+};
+
 // Bytes of physical memory (sysconf), for the default RAM budget.
 uint64_t PhysicalMemoryBytes();
 
@@ -44,9 +51,17 @@ class Autotuner {
   // tuner's life. Knobs of stages whose iterator is gone are left alone.
   Knob* Register(Knob::Kind kind, const std::string& name, int64_t min, int64_t max,
                  int64_t initial, StageStats* stats);
+  // The knob named `name`, registered as Register would by the first call and returned
+  // as it is by later ones: for a value several iterators share, such as the read-ahead
+  // of every file read from a URL (each adds its bytes per unit to element_bytes while
+  // it reads, and takes them off after).
+  Knob* Shared(Knob::Kind kind, const std::string& name, int64_t min, int64_t max, int64_t initial);
   void SetConsumer(StageStats* consumer);
   // Starts the background thread (period: 50 ms). Idempotent.
   void Start();
+
+  // Every knob as it is now, in the order registered.
+  std::vector<KnobSnapshot> Snapshot();
 
   int cpu_budget() const { return cpu_budget_; }
   uint64_t ram_budget_bytes() const { return ram_budget_bytes_; }
@@ -56,6 +71,9 @@ class Autotuner {
 
  private:
   void Loop();
+  // Register's work, with mu_ held.
+  Knob* AddKnobLocked(Knob::Kind kind, const std::string& name, int64_t min, int64_t max, int64_t initial,
+                      StageStats* stats);
 
   const int cpu_budget_;
   const uint64_t ram_budget_bytes_;

@@ -87,8 +87,17 @@ void ElementCodec<Record>::EncodeValue(const Record& r, StateEncoder& e) {
   e.PutInt(r.label);
 }
 
-Record ElementCodec<Record>::Decode(StateDecoder& d) {
-  Record r;
+namespace {
+
+// What a reference saved about its record's data, to check the bytes read again.
+struct SavedData {
+  uint64_t size = 0;
+  uint32_t crc = 0;
+};
+
+// Reads one record's fields from `d`. A TFRecord reference's data is left unread: the
+// result is true and *saved receives what was saved about the data.
+bool DecodeFields(StateDecoder& d, Record* r, SavedData* saved) {
   int64_t form = d.GetInt();
   switch (form) {
     case kByValue: {
@@ -97,44 +106,71 @@ Record ElementCodec<Record>::Decode(StateDecoder& d) {
           origin > static_cast<int64_t>(RecordOrigin::kFile)) {
         throw Error("iterator state: bad record origin " + std::to_string(origin));
       }
-      r.origin = static_cast<RecordOrigin>(origin);
-      r.data = d.GetBytes();
-      r.source = d.GetBytes();
-      r.offset = static_cast<uint64_t>(d.GetInt());
-      r.label = d.GetInt();
-      return r;
+      r->origin = static_cast<RecordOrigin>(origin);
+      r->data = d.GetBytes();
+      r->source = d.GetBytes();
+      r->offset = static_cast<uint64_t>(d.GetInt());
+      r->label = d.GetInt();
+      return false;
     }
     case kTfRecordRef: {
-      r.origin = RecordOrigin::kTfRecord;
-      r.source = d.GetBytes();
-      r.offset = static_cast<uint64_t>(d.GetInt());
-      uint64_t size = GetCount(d, uint64_t{1} << 40, "record size");
-      auto crc = static_cast<uint32_t>(d.GetInt());
-      r.label = d.GetInt();
-      uint32_t read_crc = 0;
-      try {
-        r.data = ReadTfRecordAt(r.source, r.offset, &read_crc);
-      } catch (const DataError& e) {
-        throw DataError(r.source, r.offset,
-                        "record changed since the state was saved (" + e.reason() + ")");
-      }
-      r.data_crc = read_crc;  // checked against the file's footer
-      CheckUnchanged(r, size, crc, r.offset);
-      return r;
+      r->origin = RecordOrigin::kTfRecord;
+      r->source = d.GetBytes();
+      r->offset = static_cast<uint64_t>(d.GetInt());
+      saved->size = GetCount(d, uint64_t{1} << 40, "record size");
+      saved->crc = static_cast<uint32_t>(d.GetInt());
+      r->label = d.GetInt();
+      return true;
     }
     case kFileRef: {
-      r.origin = RecordOrigin::kFile;
-      r.source = d.GetBytes();
+      r->origin = RecordOrigin::kFile;
+      r->source = d.GetBytes();
       uint64_t size = GetCount(d, uint64_t{1} << 40, "record size");
       auto crc = static_cast<uint32_t>(d.GetInt());
-      r.label = d.GetInt();
-      r.data = ReadFile(r.source);
-      CheckUnchanged(r, size, crc, std::nullopt);
-      return r;
+      r->label = d.GetInt();
+      r->data = ReadFile(r->source);
+      CheckUnchanged(*r, size, crc, std::nullopt);
+      return false;
     }
     default:
       throw Error("iterator state: unknown record form " + std::to_string(form));
   }
+}
+
+}  // namespace
+
+Record ElementCodec<Record>::Decode(StateDecoder& d) { return std::move(DecodeMany(d, 1).front()); }
+
+std::vector<Record> ElementCodec<Record>::DecodeMany(StateDecoder& d, size_t count) {
+  // 1. The fields; the TFRecord references noted, to be read together.
+  std::vector<Record> records(count);
+  std::vector<size_t> refs;
+  std::vector<SavedData> saved;
+  std::vector<RecordLocation> locations;
+  for (size_t i = 0; i < count; ++i) {
+    SavedData s;
+    if (DecodeFields(d, &records[i], &s)) {
+      refs.push_back(i);
+      saved.push_back(s);
+      locations.push_back({records[i].source, records[i].offset, s.size});
+    }
+  }
+  // 2. Their data, read again and checked against what was saved.
+  std::vector<RecordAt> read = ReadTfRecordsAt(locations);
+  for (size_t k = 0; k < refs.size(); ++k) {
+    Record& r = records[refs[k]];
+    if (read[k].error) {
+      try {
+        std::rethrow_exception(read[k].error);
+      } catch (const DataError& e) {
+        throw DataError(r.source, r.offset, "record changed since the state was saved (" + e.reason() + ")");
+      }
+    }
+    r.data = std::move(read[k].data);
+    r.data_crc = read[k].data_crc;  // checked against the file's footer
+    CheckUnchanged(r, saved[k].size, saved[k].crc, r.offset);
+  }
+  return records;
 }
 
 void ElementCodec<Sample>::Encode(const Sample& s, StateEncoder& e) {

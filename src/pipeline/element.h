@@ -73,6 +73,9 @@ struct ElementCodec<Record> {
   // not to re-read the source (cache). Decode reads both forms.
   static void EncodeValue(const Record& r, StateEncoder& e);
   static Record Decode(StateDecoder& d);
+  // `count` records as `count` Decode calls read them, but the references re-read
+  // together (ReadTfRecordsAt: a file opened once, a URL's neighbours in one ranged read).
+  static std::vector<Record> DecodeMany(StateDecoder& d, size_t count);
 };
 
 template <>
@@ -86,6 +89,20 @@ struct ElementCodec<Batch> {
   static void Encode(const Batch& b, StateEncoder& e);
   static Batch Decode(StateDecoder& d);
 };
+
+// `count` elements read from `d` as `count` ElementCodec<T>::Decode calls read them, through
+// the codec's DecodeMany where it has one (records: references re-read together).
+template <typename T>
+std::vector<T> DecodeElements(StateDecoder& d, size_t count) {
+  if constexpr (requires { ElementCodec<T>::DecodeMany(d, count); }) {
+    return ElementCodec<T>::DecodeMany(d, count);
+  } else {
+    std::vector<T> elements;
+    elements.reserve(count);
+    for (size_t i = 0; i < count; ++i) elements.push_back(ElementCodec<T>::Decode(d));
+    return elements;
+  }
+}
 
 // Bytes an element accounts for in statistics and memory budgets.
 inline size_t ElementBytes(const std::string& v) { return v.size(); }

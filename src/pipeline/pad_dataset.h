@@ -72,8 +72,7 @@ class PadDataset : public Dataset<T> {
         throw Error("iterator state " + ctx_.Key("kept") + ": " + std::to_string(kept) +
                     " kept elements, at most " + std::to_string(keep_) + " expected");
       }
-      kept_.clear();
-      for (int64_t i = 0; i < kept; ++i) kept_.push_back(ElementCodec<T>::Decode(d));
+      kept_ = DecodeElements<T>(d, static_cast<size_t>(kept));
       if (!d.done()) throw Error("iterator state " + ctx_.Key("kept") + ": trailing bytes");
       given_ = state.GetInt(ctx_.Key("given"));
       real_ = state.GetInt(ctx_.Key("real"));

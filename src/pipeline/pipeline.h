@@ -94,6 +94,8 @@ class PipelineIterator {
   }
 
   std::vector<StageSnapshot> Stats() const { return stats_->Snapshot(); }
+  // The autotuner's knobs as they are now (thread counts, buffer sizes, read-ahead).
+  std::vector<KnobSnapshot> Knobs() const { return autotuner_->Snapshot(); }
   const PipelineOptions& options() const { return *options_; }
   // The pool of this pass's pixel and batch buffers (maybe shared with other passes).
   const BufferPool& pool() const { return *pool_; }

@@ -78,8 +78,7 @@ class ShuffleIterator : public Iterator<T> {
       throw Error("iterator state " + ctx_.Key("buffer") + ": " + std::to_string(count) +
                   " buffered elements for a buffer of " + std::to_string(buffer_size_));
     }
-    buffer_.clear();
-    for (int64_t i = 0; i < count; ++i) buffer_.push_back(ElementCodec<T>::Decode(d));
+    buffer_ = DecodeElements<T>(d, static_cast<size_t>(count));
     if (!d.done()) throw Error("iterator state " + ctx_.Key("buffer") + ": trailing bytes");
     rng_.set_state(static_cast<uint64_t>(state.GetInt(ctx_.Key("rng"))));
     input_ended_ = state.GetInt(ctx_.Key("input_ended")) != 0;

@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "io/storage.h"
+#include "pipeline/autotune.h"
 #include "pipeline/input_list.h"
 #include "pipeline/shard_dataset.h"
 #include "pipeline/shard_rule.h"
@@ -109,6 +110,34 @@ class ListFilesDataset : public Dataset<std::string> {
   const std::optional<uint64_t> seed_;
 };
 
+// The pipeline's read-ahead knob: pieces in flight per file read from a URL (1 to 4,
+// from 2), which the autotuner doubles while the consumer waits and its RAM budget
+// allows; null without autotuning (the readers then keep up to 4 in flight).
+Knob* ReadAheadKnob(const IteratorContext& ctx) {
+  if (!ctx.autotuner || !ctx.options->autotune) return nullptr;
+  return ctx.autotuner->Shared(Knob::Kind::kBuffer, "read_ahead", 1, kMaxPiecesHeld - 1, 2);
+}
+
+// A reader's part of that knob: its piece size counted in the knob's bytes (the RAM
+// budget's view of the read-ahead) while the reader lives.
+class ReadAheadShare {
+ public:
+  ReadAheadShare(Knob* knob, uint64_t piece_bytes) : knob_(piece_bytes > 0 ? knob : nullptr), bytes_(piece_bytes) {
+    if (knob_) knob_->element_bytes += bytes_;
+  }
+  ~ReadAheadShare() {
+    if (knob_) knob_->element_bytes -= bytes_;
+  }
+  ReadAheadShare(const ReadAheadShare&) = delete;
+  ReadAheadShare& operator=(const ReadAheadShare&) = delete;
+  // The limit to give the reader: the knob's value, or none.
+  const PiecesAheadLimit* limit() const { return knob_ ? &knob_->value : nullptr; }
+
+ private:
+  Knob* const knob_;
+  const uint64_t bytes_;
+};
+
 // ---------------------------------------------------------------------------------
 // TfRecordFiles
 
@@ -118,20 +147,21 @@ class ListFilesDataset : public Dataset<std::string> {
 // the offset, under kSkip) are read from the start by a TfRecordReader that passes
 // over the records before the offset, so that skipping and resynchronising happen
 // exactly as in an uninterrupted read. A URL is opened once for both the compression
-// check and the reader (each open costs a round trip).
+// check and the reader (each open costs a round trip), and read ahead in pieces as
+// `read_ahead` (the pipeline's knob, or null) allows.
 class FileRecords {
  public:
-  FileRecords(std::string path, uint64_t start_offset, ErrorPolicy policy)
+  FileRecords(std::string path, uint64_t start_offset, ErrorPolicy policy, Knob* read_ahead)
       : path_(std::move(path)),
         policy_(policy),
         source_(IsUrl(path_) ? OpenByteSource(path_, start_offset == 0 ? ReadPattern::kFrontToBack
                                                                         : ReadPattern::kRandom)
                              : nullptr),
+        read_ahead_(read_ahead, source_ ? source_->read_ahead_bytes() : 0),
         compression_(source_ ? DetectCompression(*source_) : DetectCompression(path_)),
         next_offset_(start_offset) {
     if (compression_ == Compression::kNone && start_offset > 0) {
-      direct_ = source_ ? std::make_unique<TfRecordRandomReader>(std::move(source_))
-                        : std::make_unique<TfRecordRandomReader>(path_);
+      direct_ = source_ ? OpenFrom(std::move(source_), start_offset) : std::make_unique<TfRecordRandomReader>(path_);
     } else {
       OpenReader(start_offset);
     }
@@ -187,10 +217,21 @@ class FileRecords {
   uint64_t next_offset() const { return next_offset_; }
 
  private:
+  // A reader of `source`'s records from `offset` on: a source read over a network is
+  // fetched ahead in pieces from there to its end.
+  std::unique_ptr<TfRecordRandomReader> OpenFrom(std::unique_ptr<ByteSource> source, uint64_t offset) const {
+    const uint64_t piece_bytes = source->read_ahead_bytes();
+    if (piece_bytes == 0 || offset >= source->size()) return std::make_unique<TfRecordRandomReader>(std::move(source));
+    std::vector<ByteRange> pieces = SplitIntoPieces({offset, source->size() - offset}, piece_bytes);
+    return std::make_unique<TfRecordRandomReader>(ReadRangesAhead(std::move(source), std::move(pieces), read_ahead_.limit()),
+                                                  /*window_bytes=*/0);
+  }
+
   void OpenReader(uint64_t skip_until) {
     TfRecordReaderOptions options;
     options.compression = compression_;
     options.policy = policy_;
+    options.read_ahead_limit = read_ahead_.limit();
     reader_ = source_ ? std::make_unique<TfRecordReader>(std::move(source_), options)
                       : std::make_unique<TfRecordReader>(path_, options);
     skip_until_ = skip_until;
@@ -200,6 +241,7 @@ class FileRecords {
   const std::string path_;
   const ErrorPolicy policy_;
   std::unique_ptr<ByteSource> source_;  // a URL's, until a reader takes it
+  const ReadAheadShare read_ahead_;
   const Compression compression_;
   uint64_t next_offset_;
   std::unique_ptr<TfRecordRandomReader> direct_;
@@ -258,7 +300,7 @@ class TfRecordFilesDataset : public Dataset<Record> {
         std::optional<std::string> file = files_->Next();
         StageStats::AddSince(stats_->input_wait_ns, start);
         if (!file) return std::nullopt;
-        current_ = std::make_unique<FileRecords>(*file, 0, ctx_.options->error_policy);
+        current_ = std::make_unique<FileRecords>(*file, 0, ctx_.options->error_policy, ReadAheadKnobFor(*file));
       }
     }
 
@@ -276,14 +318,17 @@ class TfRecordFilesDataset : public Dataset<Record> {
       if (state.GetInt(ctx_.Key("open")) != 0) {
         int64_t offset = state.GetInt(ctx_.Key("offset"));
         if (offset < 0) throw Error("iterator state " + ctx_.Key("offset") + " is negative");
-        current_ = std::make_unique<FileRecords>(state.GetBytes(ctx_.Key("file")),
-                                                 static_cast<uint64_t>(offset),
-                                                 ctx_.options->error_policy);
+        const std::string file = state.GetBytes(ctx_.Key("file"));
+        current_ = std::make_unique<FileRecords>(file, static_cast<uint64_t>(offset), ctx_.options->error_policy,
+                                                 ReadAheadKnobFor(file));
       }
       files_->Restore(state);
     }
 
    private:
+    // The pipeline's read-ahead knob for a URL, null for a local path.
+    Knob* ReadAheadKnobFor(const std::string& file) const { return IsUrl(file) ? ReadAheadKnob(ctx_) : nullptr; }
+
     // Counts the corrupt stretches the reader skipped since the last call.
     void CountCorruptStretches() {
       for (const std::string& reason : current_->TakeNewErrors()) bad_.Skipped(reason);
@@ -336,9 +381,7 @@ class RecordShardDataset : public Dataset<Record> {
         const uint64_t position = position_++;
         while (position >= (*files_)[file_].first + (*files_)[file_].entries.size()) ++file_;
         const ShardFile& shard_file = (*files_)[file_];
-        if (!reader_ || reader_->path() != shard_file.path) {
-          reader_ = std::make_unique<TfRecordRandomReader>(shard_file.path);
-        }
+        if (!reader_ || reader_->path() != shard_file.path) Open(shard_file, position - shard_file.first);
         const IndexEntry& entry = shard_file.entries[position - shard_file.first];
         // 2. The record, checked against its index entry.
         Record record;
@@ -376,9 +419,30 @@ class RecordShardDataset : public Dataset<Record> {
     void Restore(const IteratorState& state) override {
       position_ = RestorePosition(state, ctx_, size_);
       file_ = 0;
+      reader_.reset();
+      read_ahead_.reset();
     }
 
    private:
+    // Opens `file` to read its entries from `first` on. A URL's records are fetched ahead
+    // in ranged reads cut at record boundaries (the index's entries), up to a piece each.
+    void Open(const ShardFile& file, size_t first) {
+      reader_.reset();
+      read_ahead_.reset();
+      std::unique_ptr<ByteSource> source = OpenByteSource(file.path);
+      const uint64_t piece_bytes = source->read_ahead_bytes();
+      if (piece_bytes == 0) {
+        reader_ = std::make_unique<TfRecordRandomReader>(std::move(source));
+        return;
+      }
+      std::vector<ByteRange> records;
+      for (size_t i = first; i < file.entries.size(); ++i) records.push_back({file.entries[i].offset, file.entries[i].size});
+      read_ahead_ = std::make_unique<ReadAheadShare>(ReadAheadKnob(ctx_), piece_bytes);
+      reader_ = std::make_unique<TfRecordRandomReader>(
+          ReadRangesAhead(std::move(source), PiecesAlong(records, piece_bytes), read_ahead_->limit()),
+          /*window_bytes=*/0);
+    }
+
     const IteratorContext ctx_;
     const std::shared_ptr<const std::vector<ShardFile>> files_;  // shared with the dataset
     const uint64_t size_;
@@ -386,6 +450,7 @@ class RecordShardDataset : public Dataset<Record> {
     uint64_t position_ = 0;  // in [0, size_)
     size_t file_ = 0;        // files_ index at or before position_'s file
     std::unique_ptr<TfRecordRandomReader> reader_;
+    std::unique_ptr<ReadAheadShare> read_ahead_;  // reader_'s share, for a URL
     BadElementGuard bad_;
   };
 
@@ -534,8 +599,8 @@ DatasetPtr<Record> TfRecordRecordShard(std::vector<std::string> files, int num_s
   std::vector<std::vector<IndexEntry>> indexes;
   uint64_t total = 0;
   for (const std::string& file : files) {
-    if (DetectCompression(file) != Compression::kNone) {
-      throw Error("tfrecord_shard: " + file + " is " + CompressionName(DetectCompression(file)) +
+    if (const Compression compression = DetectCompression(file); compression != Compression::kNone) {
+      throw Error("tfrecord_shard: " + file + " is " + CompressionName(compression) +
                   "-compressed; record-level (DATA) sharding needs uncompressed TFRecord files");
     }
     std::string index_path = IndexPathFor(file);

@@ -97,5 +97,30 @@ TEST(Autotuner, GrowsBuffersWithinTheRamBudget) {
   EXPECT_GE(knob->value.load(), 4);
 }
 
+// A shared knob is one knob for every caller; its bytes are what its users added to
+// element_bytes, and it grows only while they fit the RAM budget.
+TEST(Autotuner, SharedKnobIsOneAndGrowsWithinTheRamBudget) {
+  for (const uint64_t budget : {uint64_t{100} << 20, uint64_t{60} << 20}) {
+    SCOPED_TRACE(budget);
+    StageStats consumer;
+    Autotuner tuner(2, budget);
+    tuner.SetConsumer(&consumer);
+    Knob* knob = tuner.Shared(Knob::Kind::kBuffer, "read_ahead", 1, 4, 2);
+    EXPECT_EQ(tuner.Shared(Knob::Kind::kBuffer, "read_ahead", 1, 4, 2), knob);
+    knob->element_bytes += uint64_t{8} << 20;  // three readers of 8 MiB pieces
+    knob->element_bytes += uint64_t{16} << 20;
+    for (int step = 0; step < 5; ++step) {
+      consumer.output_wait_ns += 50'000'000;
+      tuner.Step(0.1);
+    }
+    // 2 pieces x 24 MiB = 48 MiB held; 4 need 96 MiB.
+    EXPECT_EQ(knob->value.load(), budget >= (uint64_t{96} << 20) ? 4 : 2);
+    const std::vector<KnobSnapshot> knobs = tuner.Snapshot();
+    ASSERT_EQ(knobs.size(), 1u);
+    EXPECT_EQ(knobs[0].name, "read_ahead");
+    EXPECT_EQ(knobs[0].bytes, static_cast<uint64_t>(knob->value.load()) * (uint64_t{24} << 20));
+  }
+}
+
 }  // namespace
 }  // namespace imgpipe::pipeline

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <string_view>
 
 #include "io/storage.h"
 #include "record/tfrecord_format.h"
@@ -248,13 +250,14 @@ TfRecordReader::TfRecordReader(std::unique_ptr<ByteSource> source, const std::st
       compression_(options.compression ? *options.compression
                    : source            ? DetectCompression(*source)
                                        : DetectCompression(path_)),
-      impl_(std::make_unique<Impl>(source ? ReadFrontToBack(std::move(source)) : OpenSequentialFile(path_),
+      impl_(std::make_unique<Impl>(source ? ReadFrontToBack(std::move(source), options.read_ahead_limit)
+                                          : OpenSequentialFile(path_),
                                    compression_, options, &stats_)) {}
 
 TfRecordReader::TfRecordReader(std::unique_ptr<ByteSource> source, TfRecordReaderOptions options)
     : path_(source->name()),
       compression_(options.compression ? *options.compression : DetectCompression(*source)),
-      impl_(std::make_unique<Impl>(ReadFrontToBack(std::move(source)), compression_, options,
+      impl_(std::make_unique<Impl>(ReadFrontToBack(std::move(source), options.read_ahead_limit), compression_, options,
                                    &stats_)) {}
 
 TfRecordReader::~TfRecordReader() = default;
@@ -322,6 +325,38 @@ void TfRecordRandomReader::Read(uint64_t offset, char* out, size_t n) {
 
 std::string ReadTfRecordAt(const std::string& path, uint64_t offset, uint32_t* data_crc) {
   return TfRecordRandomReader(path, /*window_bytes=*/0).ReadAt(offset, nullptr, data_crc);
+}
+
+std::vector<RecordAt> ReadTfRecordsAt(const std::vector<RecordLocation>& locations) {
+  // Neighbours this far apart or closer share a ranged read of a URL.
+  constexpr uint64_t kMaxGap = 1 << 20;
+  std::vector<RecordAt> out(locations.size());
+  // 1. The locations grouped by file, each group in offset order.
+  std::map<std::string_view, std::vector<size_t>> by_file;
+  for (size_t i = 0; i < locations.size(); ++i) by_file[locations[i].path].push_back(i);
+  for (auto& [path, group] : by_file) {
+    std::sort(group.begin(), group.end(),
+              [&](size_t a, size_t b) { return locations[a].offset < locations[b].offset; });
+    // 2. The file opened once; a URL's records fetched ahead in pieces along them.
+    std::unique_ptr<ByteSource> source = OpenByteSource(std::string(path));
+    if (const uint64_t piece_bytes = source->read_ahead_bytes(); piece_bytes > 0) {
+      std::vector<ByteRange> extents;
+      for (size_t i : group) {
+        extents.push_back({locations[i].offset, kHeaderSize + locations[i].data_size + kFooterSize});
+      }
+      source = ReadRangesAhead(std::move(source), PiecesAlong(extents, piece_bytes, kMaxGap));
+    }
+    // 3. Each record, checked; a bad one keeps its error.
+    TfRecordRandomReader reader(std::move(source), /*window_bytes=*/0);
+    for (size_t i : group) {
+      try {
+        out[i].data = reader.ReadAt(locations[i].offset, nullptr, &out[i].data_crc);
+      } catch (const DataError&) {
+        out[i].error = std::current_exception();
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace imgpipe

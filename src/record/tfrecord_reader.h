@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,9 @@ struct TfRecordReaderOptions {
   ErrorPolicy policy = ErrorPolicy::kFail;
   // Check the data CRC of each record (the length CRC is always checked).
   bool verify_data_crc = true;
+  // A URL's source is read ahead in pieces (io/byte_source.h): at most this many in
+  // flight when given (a pipeline's autotuner moves it), else up to four.
+  const PiecesAheadLimit* read_ahead_limit = nullptr;
 };
 
 // One corrupt stretch met while reading under kSkip.
@@ -111,5 +115,28 @@ class TfRecordRandomReader {
 // checking both CRCs; *data_crc (when given) receives the data's CRC32C. Throws
 // DataError on corruption.
 std::string ReadTfRecordAt(const std::string& path, uint64_t offset, uint32_t* data_crc = nullptr);
+
+// Where a record is: its file (a path or URL), the offset of its length field, and the
+// size of its data as last seen (for planning reads; the record read decides).
+struct RecordLocation {
+  std::string path;
+  uint64_t offset = 0;
+  uint64_t data_size = 0;
+};
+
+// A record read by ReadTfRecordsAt: its data and data CRC32C, or the DataError that
+// reading it threw.
+struct RecordAt {
+  std::string data;
+  uint32_t data_crc = 0;
+  std::exception_ptr error;
+};
+
+// The records at `locations`, in their order, each read and checked as ReadTfRecordAt
+// does. Each file is opened once; a URL's records are fetched in ranged reads of up to
+// 8 MiB that span neighbours (at most 1 MiB apart, cut at record boundaries), several at
+// once, instead of a round trip per record. Throws IoError or HttpError when a file
+// cannot be opened.
+std::vector<RecordAt> ReadTfRecordsAt(const std::vector<RecordLocation>& locations);
 
 }  // namespace imgpipe

@@ -570,6 +570,42 @@ TEST(TfRecordReaderTest, ReadTfRecordAt) {
   }
 }
 
+// ReadTfRecordsAt gives, in the order asked, what ReadTfRecordAt gives for each location
+// (of two files, out of order, one twice), and a bad location's DataError beside the
+// good ones.
+TEST(TfRecordReaderTest, ReadTfRecordsAtIsReadTfRecordAtForEach) {
+  Fixture a({0, 5, 3000000, 40}), b({700, 20, 9});
+  std::vector<RecordLocation> locations;
+  std::vector<std::string> expected;
+  for (size_t i : {3, 1, 2, 0, 1}) {
+    locations.push_back({a.path, a.entries[i].offset, a.records[i].size()});
+    expected.push_back(a.records[i]);
+  }
+  for (size_t i : {2, 0}) {
+    locations.push_back({b.path, b.entries[i].offset, b.records[i].size()});
+    expected.push_back(b.records[i]);
+  }
+  locations.push_back({b.path, b.entries[1].offset + 1, 20});  // not a record boundary
+  const std::vector<RecordAt> read = ReadTfRecordsAt(locations);
+  ASSERT_EQ(read.size(), locations.size());
+  for (size_t k = 0; k < expected.size(); ++k) {
+    ASSERT_FALSE(read[k].error) << k;
+    EXPECT_EQ(read[k].data, expected[k]) << k;
+    EXPECT_EQ(read[k].data_crc, crc32c::Value(expected[k].data(), expected[k].size())) << k;
+  }
+  ASSERT_TRUE(read.back().error);
+  try {
+    std::rethrow_exception(read.back().error);
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.path(), b.path);
+    EXPECT_EQ(e.offset(), b.entries[1].offset + 1);
+    EXPECT_EQ(e.reason(), "length CRC mismatch");
+  }
+  // A file that is not there: an IoError, not a record's error.
+  EXPECT_THROW(ReadTfRecordsAt({{a.dir.File("missing.tfrecord"), 0, 1}}), IoError);
+  EXPECT_TRUE(ReadTfRecordsAt({}).empty());
+}
+
 // record_crc() and ReadAt's data_crc give the CRC the reader checked, which equals the
 // data's CRC32C: on TensorFlow's files (plain and GZIP) and on records larger than the
 // read buffer; unchecked (verify_data_crc off), there is none.
