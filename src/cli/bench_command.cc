@@ -72,7 +72,7 @@ BenchResult RunPresetBench(const BenchFlags& f, const pipeline::DataSource& sour
                ? RunPipelineBench(pipeline::TrainPipeline(config, loader::TrainPresetOf(lo)), options, label)
                : RunPipelineBench(pipeline::EvalPipeline(config, loader::EvalPresetOf(lo)), options, label);
   }
-  loader::Loader loader(f.data, lo);
+  loader::Loader loader(source, lo);  // resolved once, above
   return RunLoaderBench(loader, options, label);
 }
 

@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/data_options.h"
 #include "cli/progress_bar.h"
-#include "train/models.h"
+#include "train/model_names.h"
 #include "train/trainer.h"
 #include "util/subprocess.h"
 

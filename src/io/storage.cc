@@ -18,6 +18,7 @@
 #include "io/shard_cache.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/thread_pool.h"
 
 namespace imgpipe {
 namespace {
@@ -162,6 +163,17 @@ HttpTraffic StorageTraffic() {
 
 bool IsUrl(std::string_view path) {
   return StartsWith(path, "s3://") || StartsWith(path, "gs://") || IsHttp(path);
+}
+
+void ForEachStoragePath(const std::vector<std::string>& paths, const std::function<void(size_t)>& fn) {
+  constexpr size_t kMaxAtOnce = 16;
+  const bool network = std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return IsUrl(p); });
+  if (!network || paths.size() < 2) {
+    for (size_t i = 0; i < paths.size(); ++i) fn(i);
+    return;
+  }
+  ThreadPool pool(static_cast<int>(std::min(kMaxAtOnce, paths.size())));
+  ParallelFor(pool, paths.size(), fn);
 }
 
 // `path` (a URL) opened from the network, as `pattern` says.

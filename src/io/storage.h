@@ -20,6 +20,7 @@
 #define IMGPIPE_IO_STORAGE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,6 +57,11 @@ bool IsUrl(std::string_view path);
 // How a source will be read: at any offsets, or front to back (a URL's source then gets
 // its first piece as it opens, instead of a HEAD: one round trip fewer per shard).
 enum class ReadPattern { kRandom, kFrontToBack };
+
+// Runs fn(i) for each i in [0, paths.size()) and returns when all have: up to 16 at once
+// when some path is a URL (each call then mostly waits for round trips), else one after
+// another. Rethrows the first exception (by index) after every call has ended.
+void ForEachStoragePath(const std::vector<std::string>& paths, const std::function<void(size_t)>& fn);
 
 // `path` opened for reading. Throws IoError (local), HttpError (404: not found, 403: access
 // denied, with what to check), InvalidArgument for a malformed URL.

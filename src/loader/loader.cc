@@ -66,11 +66,25 @@ LoaderState DeserializeLoaderState(const std::string& bytes) {
 
 Loader::Loader(const std::string& data, LoaderOptions options)
     : options_(std::move(options)), batches_(nullptr) {
-  // 1. The options, the cache of URL shards, the data and this rank's share of it.
+  // 1. The options, the cache of URL shards, the data.
+  CheckOptionsAndCache();
+  Build(ResolveLoaderData(data, DataSourceOptionsOf(options_), options_.split, ParseErrorPolicy(options_.error_policy)));
+}
+
+Loader::Loader(pipeline::DataSource source, LoaderOptions options)
+    : options_(std::move(options)), batches_(nullptr) {
+  CheckOptionsAndCache();
+  Build(LoaderDataOf(std::move(source), options_.split, ParseErrorPolicy(options_.error_policy)));
+}
+
+void Loader::CheckOptionsAndCache() {
   CheckOptions(options_);
   if (!options_.cache_dir.empty()) ConfigureStorageCache(options_.cache_dir, options_.cache_bytes);
-  data_ = ResolveLoaderData(data, DataSourceOptionsOf(options_), options_.split,
-                            ParseErrorPolicy(options_.error_policy));
+}
+
+void Loader::Build(LoaderData data) {
+  // 1. This rank's share of the data.
+  data_ = std::move(data);
   plan_ = PlanRank(data_, options_);
   // 2. Refuse what cannot fit before anything is allocated.
   memory_ = EstimateMemory(data_, options_);

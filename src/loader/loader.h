@@ -55,6 +55,10 @@ class Loader {
   // pipeline; throws InvalidArgument for a bad option, when this rank would get no
   // batch, or when the buffers cannot fit the RAM budget or the machine (MemoryNeed).
   Loader(const std::string& data, LoaderOptions options);
+  // The same for data resolved already (pipeline::ResolveDataSource with the keys and
+  // label offset of `options`): a program that resolved it once to describe it, or for
+  // several loaders (train and validation), makes no request or read of it again.
+  Loader(pipeline::DataSource source, LoaderOptions options);
   // Stops the pass started ahead; a pass handed out goes on for whoever holds it.
   ~Loader();
 
@@ -93,6 +97,10 @@ class Loader {
   void Close();
 
  private:
+  // Checks options_ and sets up the cache of URL shards it names.
+  void CheckOptionsAndCache();
+  // Plans this rank's share of `data`, checks the memory and builds the pipeline.
+  void Build(LoaderData data);
   // The epoch the iteration after this one is expected to ask for (none: start nothing
   // ahead, as with start_ahead false): this one's again when the last two iterations
   // were over the same epoch, the next one when they differed; before a second

@@ -22,8 +22,13 @@ bool HasSplits(const pipeline::DataSource& source) {
 LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSourceOptions& options,
                              const std::string& split, ErrorPolicy policy) {
   if (data.empty()) throw Error("Loader: `data` is empty");
+  return LoaderDataOf(pipeline::ResolveDataSource(data, options), split, policy);
+}
+
+LoaderData LoaderDataOf(pipeline::DataSource source, const std::string& split, ErrorPolicy policy) {
   LoaderData d;
-  d.source = pipeline::ResolveDataSource(data, options);
+  d.source = std::move(source);
+  const std::string& data = d.source.data;
   if (d.source.layout == pipeline::DataLayout::kImageFolder) {
     d.image_folder = true;
     d.paths = {data};
@@ -37,11 +42,17 @@ LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSource
     return d;
   }
   d.paths = split.empty() || !HasSplits(d.source) ? d.source.Paths() : d.source.Paths(split);
+  // Each file's records and bytes (a few round trips each over a network: many at once).
+  std::vector<int64_t> records(d.paths.size());
+  d.sizes.assign(d.paths.size(), 0);
+  ForEachStoragePath(d.paths, [&](size_t i) {
+    records[i] = CountRecords(d.paths[i], policy);
+    d.sizes[i] = StorageSize(d.paths[i]);
+  });
   uint64_t bytes = 0;
-  for (const std::string& file : d.paths) {
-    d.samples += CountRecords(file, policy);
-    d.sizes.push_back(StorageSize(file));
-    bytes += d.sizes.back();
+  for (size_t i = 0; i < d.paths.size(); ++i) {
+    d.samples += records[i];
+    bytes += d.sizes[i];
   }
   d.mean_record_bytes = d.samples > 0 ? bytes / static_cast<uint64_t>(d.samples) : 0;
   return d;

@@ -32,6 +32,9 @@ struct LoaderData {
 LoaderData ResolveLoaderData(const std::string& data, const pipeline::DataSourceOptions& options,
                              const std::string& split, ErrorPolicy policy);
 
+// The same for `source`, resolved already.
+LoaderData LoaderDataOf(pipeline::DataSource source, const std::string& split, ErrorPolicy policy);
+
 // A fingerprint of the data: CRC32C over every path with its size (as resolved: no
 // request or stat again, so a state is saved without touching the storage) and the
 // sample count.

@@ -59,6 +59,16 @@ TfRecordReaderOptions SkippingReader() {
   return options;
 }
 
+// A reader of the first records of `path` that pass over corrupt ones: a URL's fetched in
+// ranged GETs of `piece_bytes` (after a HEAD), so that reading a few records does not
+// fetch 8 MiB pieces of every shard; a local file's as usual.
+std::unique_ptr<TfRecordReader> OpenFirstRecords(const std::string& path, uint64_t piece_bytes) {
+  if (!IsUrl(path)) return std::make_unique<TfRecordReader>(path, SkippingReader());
+  std::unique_ptr<ByteSource> source = OpenByteSource(path);
+  std::vector<ByteRange> pieces = SplitIntoPieces({0, source->size()}, piece_bytes);
+  return std::make_unique<TfRecordReader>(ReadRangesAhead(std::move(source), std::move(pieces)), SkippingReader());
+}
+
 // The first record of the first file that has one, parsed; its path and offset.
 struct FirstRecord {
   Example example;
@@ -71,13 +81,13 @@ struct FirstRecord {
 FirstRecord ReadFirstRecord(const std::vector<TfRecordFile>& files) {
   std::string first_corrupt;
   for (const TfRecordFile& file : files) {
-    TfRecordReader reader(file.path, SkippingReader());
+    const std::unique_ptr<TfRecordReader> reader = OpenFirstRecords(file.path, uint64_t{1} << 20);
     std::string data;
-    if (reader.Next(&data)) {
-      return {ParseExample(data, file.path, reader.record_offset()), file.path, reader.record_offset()};
+    if (reader->Next(&data)) {
+      return {ParseExample(data, file.path, reader->record_offset()), file.path, reader->record_offset()};
     }
-    if (first_corrupt.empty() && !reader.stats().errors.empty()) {
-      const CorruptRecord& bad = reader.stats().errors.front();
+    if (first_corrupt.empty() && !reader->stats().errors.empty()) {
+      const CorruptRecord& bad = reader->stats().errors.front();
       first_corrupt = file.path + ": offset " + std::to_string(bad.offset) + ": " + bad.reason + "; ";
     }
   }
@@ -142,28 +152,52 @@ struct LabelScan {
   std::map<int64_t, std::string> synset;  // stored label -> image/class/synset
 };
 
+// What the first `limit` records of `path` say about labels, corrupt ones passed over. A
+// URL is read in pieces of about `limit` records (128 KiB each; 1 to 8 MiB).
+LabelScan ScanFileLabels(const std::string& path, const std::string& label_key, int64_t limit) {
+  const uint64_t piece_bytes = std::clamp<uint64_t>(static_cast<uint64_t>(limit) << 17, 1 << 20, 8 << 20);
+  const std::unique_ptr<TfRecordReader> reader = OpenFirstRecords(path, piece_bytes);
+  LabelScan scan;
+  std::string data;
+  for (; scan.records < limit && reader->Next(&data); ++scan.records) {
+    Example example;
+    if (!example.ParseFromString(data)) continue;  // a bad record, met again in the pipeline
+    auto label = GetInt64Feature(example.features(), label_key);
+    if (!label) continue;
+    scan.min = scan.max < scan.min ? *label : std::min(scan.min, *label);
+    scan.max = std::max(scan.max, *label);
+    if (auto text = GetBytesFeature(example.features(), image_keys::kClassText)) scan.text.emplace(*label, *text);
+    if (auto synset = GetBytesFeature(example.features(), "image/class/synset")) scan.synset.emplace(*label, *synset);
+  }
+  return scan;
+}
+
+// `next` (a later file's scan) added to `scan`, as if read after it.
+void MergeLabelScan(const LabelScan& next, LabelScan* scan) {
+  scan->records += next.records;
+  if (next.max >= next.min) {
+    scan->min = scan->max < scan->min ? next.min : std::min(scan->min, next.min);
+    scan->max = std::max(scan->max, next.max);
+  }
+  scan->text.insert(next.text.begin(), next.text.end());  // a label's first text stays
+  scan->synset.insert(next.synset.begin(), next.synset.end());
+}
+
 // Reads up to kScanRecords records, the first ones of each file in turn, passing over
-// corrupt ones.
+// corrupt ones. Files are scanned 64 at a time (many at once over a network) and merged
+// in order.
 LabelScan ScanLabels(const std::vector<TfRecordFile>& files, const std::string& label_key) {
+  constexpr size_t kChunk = 64;
   LabelScan scan;
   const int64_t per_file = std::max<int64_t>(1, kScanRecords / static_cast<int64_t>(files.size()));
-  for (const TfRecordFile& file : files) {
-    if (scan.records >= kScanRecords) break;
-    TfRecordReader reader(file.path, SkippingReader());
-    std::string data;
-    for (int64_t n = 0; n < per_file && reader.Next(&data); ++n, ++scan.records) {
-      Example example;
-      if (!example.ParseFromString(data)) continue;  // a bad record, met again in the pipeline
-      auto label = GetInt64Feature(example.features(), label_key);
-      if (!label) continue;
-      scan.min = scan.max < scan.min ? *label : std::min(scan.min, *label);
-      scan.max = std::max(scan.max, *label);
-      if (auto text = GetBytesFeature(example.features(), image_keys::kClassText)) {
-        scan.text.emplace(*label, *text);
-      }
-      if (auto synset = GetBytesFeature(example.features(), "image/class/synset")) {
-        scan.synset.emplace(*label, *synset);
-      }
+  for (size_t begin = 0; begin < files.size() && scan.records < kScanRecords; begin += kChunk) {
+    std::vector<std::string> paths;
+    for (size_t i = begin; i < std::min(files.size(), begin + kChunk); ++i) paths.push_back(files[i].path);
+    std::vector<LabelScan> scans(paths.size());
+    ForEachStoragePath(paths, [&](size_t i) { scans[i] = ScanFileLabels(paths[i], label_key, per_file); });
+    for (const LabelScan& next : scans) {
+      if (scan.records >= kScanRecords) break;
+      MergeLabelScan(next, &scan);
     }
   }
   scan.has_text = !scan.text.empty() || !scan.synset.empty();

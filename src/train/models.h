@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "train/model_names.h"
+
 namespace imgpipe::train {
 
 // A classifier split at its penultimate layer: Features (the trunk, any precision) then
@@ -23,9 +25,6 @@ class ImageClassifierImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x) { return Classify(Features(x)); }
 };
 using ImageClassifier = std::shared_ptr<ImageClassifierImpl>;
-
-// The names MakeImageClassifier knows, in the order --help lists them.
-const std::vector<std::string>& ImageClassifierNames();
 
 // A new model with random weights (torchvision's initialisation for the ResNets).
 // Throws std::invalid_argument for an unknown name or num_classes < 2.

@@ -17,6 +17,7 @@
 #include "train/autocast.h"
 #include "train/batch_mix.h"
 #include "train/checkpoint.h"
+#include "train/distributed.h"
 #include "train/loss_scaler.h"
 #include "train/model_ema.h"
 #include "train/models.h"
@@ -38,6 +39,7 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 // The data set: --data resolved by pipeline::ResolveDataSource.
 
 struct DataSet {
+  pipeline::DataSource source;   // resolved once, for the train and validation loaders
   std::string validation_split;  // "validation" or "test"; "": no validation files
   std::vector<std::string> class_names;
   pipeline::RecordSchema schema;
@@ -54,6 +56,7 @@ DataSet FindDataSet(const std::string& data, const pipeline::DataSourceOptions& 
   }
   if (source.schema.label_key.empty()) throw Error(data + ": the records have no labels (--label-key)");
   DataSet d;
+  d.source = source;
   if (source.HasSplit("validation")) d.validation_split = "validation";
   else if (source.HasSplit("test")) d.validation_split = "test";
   d.class_names = source.class_names;
@@ -324,7 +327,7 @@ void Trainer::SetUp() {
       throw std::invalid_argument("'" + o_.data_dir + "' has " + std::to_string(num_classes_) +
                                   " class(es) (labels.txt, or the labels seen); training needs 2 or more");
     }
-    train_loader_ = std::make_unique<loader::Loader>(o_.data_dir, TrainLoaderOptions());
+    train_loader_ = std::make_unique<loader::Loader>(data_.source, TrainLoaderOptions());
     train_loader_->SetEpochLimit(o_.epochs);  // the last epoch starts no pass ahead
     steps_per_epoch_ = train_loader_->size();
   }
@@ -494,7 +497,7 @@ json Trainer::Evaluate() {
     lo.last_batch = "partial";  // every record exactly once
     lo.stand_ins = false;       // a bad record is left out of the figures, not counted twice
     lo.start_ahead = false;     // the next evaluation is an epoch of training away
-    validation_loader_ = std::make_unique<loader::Loader>(o_.data_dir, lo);
+    validation_loader_ = std::make_unique<loader::Loader>(data_.source, lo);
   }
   std::shared_ptr<loader::LoaderPass> batches = validation_loader_->Iterate();
 

@@ -12,8 +12,8 @@
 #include "loader/loader_options.h"
 #include "loader/batch_mixing.h"
 #include "pipeline/data_source.h"
-#include "train/distributed.h"
-#include "train/model_ema.h"
+#include "train/distributed_env.h"
+#include "train/model_ema_options.h"
 
 namespace imgpipe::train {
 
