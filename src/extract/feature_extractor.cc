@@ -1,5 +1,7 @@
 #include "extract/feature_extractor.h"
 
+#include <ATen/Parallel.h>
+
 #include <chrono>
 #include <cstring>
 #include <mutex>

@@ -2,7 +2,7 @@
 // file, cut at one layer, mapping preprocessed images to one row per image.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>  // tensors only: torch/torch.h would double the compile time
 
 #include <memory>
 #include <string>

@@ -1,5 +1,7 @@
 #include "extract/image_classifier.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 
 #include "extract/feature_model.h"

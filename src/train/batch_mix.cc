@@ -1,5 +1,7 @@
 #include "train/batch_mix.h"
 
+#include <torch/nn/functional/loss.h>
+
 namespace imgpipe::train {
 
 void MixImages(torch::Tensor& images, const loader::MixDraw& draw) {

@@ -3,7 +3,7 @@
 // label convention there (the labels stay int64; the partner labels are roll(labels, 1)).
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>  // tensors only: torch/torch.h would double the compile time
 
 #include <optional>
 

@@ -3,6 +3,7 @@
 #include "train/batch_mix.h"
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 namespace imgpipe::train {
 namespace {

@@ -4,7 +4,7 @@
 // `growth_interval` good steps in a row the scale doubles.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>  // tensors only: torch/torch.h would double the compile time
 
 #include <vector>
 
