@@ -120,7 +120,15 @@ ScaledWindow CropColumns(jpeg_decompress_struct& cinfo, int x, int y, int width,
   //    is upsampled as in a full decode, and the window is exact.
   //    Where libjpeg's column crop is not exact (CropsColumnsExactly), whole rows are
   //    decoded.
-  const int crop_x0 = std::max(w.x0 - kUpsamplingMargin, 0);
+  //    A progressive file whose scans leave coefficients out gets block smoothing,
+  //    which reads the DC values of two blocks on each side; libjpeg takes the first
+  //    cropped block's for those left of it. So such a crop starts two iMCU columns
+  //    further left (each holds at least one block of every component).
+  const int smoothing_margin =
+      cinfo.progressive_mode && cinfo.do_block_smoothing
+          ? 2 * cinfo.max_h_samp_factor * cinfo.min_DCT_scaled_size
+          : 0;
+  const int crop_x0 = std::max(w.x0 - kUpsamplingMargin - smoothing_margin, 0);
   const int crop_x1 = std::min(w.x1 + kUpsamplingMargin, scaled_width);
   JDIMENSION crop_x = 0;
   if (crop_x1 - crop_x0 < scaled_width && CropsColumnsExactly(cinfo)) {
