@@ -9,6 +9,13 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # What scripts/demo.sh runs: the imgpipe binary (its train step is libtorch's, built in).
 DEMO_TARGETS ?= imgpipe
 
+# ccache (CMakeLists.txt uses it when installed) hits across clones and worktrees: the
+# paths below the folder above this one are hashed relative to it, and the build
+# folder's own path is not hashed (debug info may then name another clone's build
+# folder). So CI's fresh clone reuses what a developer built on the same machine.
+export CCACHE_BASEDIR ?= $(abspath $(CURDIR)/..)
+export CCACHE_NOHASHDIR ?= true
+
 # Configures $(BUILD) unless it is configured already.
 CONFIGURE = [ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
