@@ -6,7 +6,9 @@ from local disk, from nginx on 127.0.0.1 (http://, listed by dataset.json), from
 (s3://, written there by `imgpipe convert --output s3://`), and again through
 imgpipe_fault_proxy adding 20 ms and 100 ms to every request (a far region). Rows run in
 rounds, each round every row once, and the medians are reported with their ratio to the
-local rate, the requests, connections and bytes per request that imgpipe counted. A last
+local rate, the requests, connections and bytes per request that imgpipe counted, and how
+long each row takes to open (an `imgpipe bench` that stops after its first batch; the
+seconds over the local row's are the network's). A last
 row reads the farthest store with --cache-dir (a fresh folder each round): the epochs
 after the first read the local copies.
 
@@ -140,6 +142,19 @@ def repeated(images, times, out):
     return out
 
 
+def time_to_open(imgpipe, data, threads, env):
+    """Wall seconds of an `imgpipe bench` that stops at its first batch: the process's
+    start, the data's resolution (listing, dataset.json, the .idx files, the labels) and
+    the first records' reads, as a user waits for them before a first step."""
+    start = time.monotonic()
+    out = subprocess.run([imgpipe, "bench", "--data", data, "--threads", str(threads), "--seconds", "0.001",
+                          "--warmup", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    seconds = time.monotonic() - start
+    if out.returncode != 0:
+        sys.exit(f"imgpipe bench --data {data} failed:\n{out.stderr}")
+    return seconds
+
+
 def s3_environment(endpoint_port):
     env = dict(os.environ)
     env.update({"AWS_ACCESS_KEY_ID": "S3RVER", "AWS_SECRET_ACCESS_KEY": "S3RVER", "AWS_REGION": "us-east-1",
@@ -194,9 +209,12 @@ def main():
         rates = {label: [] for label, _, _ in rows}
         cpu_ms = {label: [] for label, _, _ in rows}  # the pipeline process's CPU per image
         traffic = {}
+        opening = {label: [] for label, _, _ in rows}  # seconds to resolve, open and end
         for round in range(args.rounds):
             for label, data, env in rows:
                 cache = ["--cache-dir", f"{work}/cache-{round}"] if label.endswith(" cache") else []
+                if not cache:
+                    opening[label].append(time_to_open(imgpipe, data, args.threads, env))
                 out = subprocess.run([imgpipe, "bench", "--data", data, "--threads", str(args.threads),
                                       "--seconds", str(args.seconds), "--json"] + cache,
                                      check=True, capture_output=True, text=True, env=env)
@@ -207,6 +225,7 @@ def main():
                 if "storage" in result:
                     traffic[label] = result["storage"]
         local = statistics.median(rates["local disk"])
+        local_opening = statistics.median(opening["local disk"])
         size = sum(os.path.getsize(f"{shards}/{n}") for n in os.listdir(shards) if n.endswith(".tfrecord"))
         print(f"servers and proxies on CPUs {sorted(server_cpus)}")
         print(f"train preset, {args.threads} threads, {args.seconds:g} s a row, median of {args.rounds} rounds; "
@@ -216,6 +235,10 @@ def main():
             m = statistics.median(rates[label])
             line = (f"  {label:20s} {m:8.1f} images/s  {100 * m / local:5.1f}% of local disk  "
                     f"{statistics.median(cpu_ms[label]):.2f} ms CPU/image")
+            if opening[label]:
+                o = statistics.median(opening[label])
+                line += f"  opens in {o:.2f} s" + (
+                    f" (+{o - local_opening:.2f})" if label != "local disk" else "")
             t = traffic.get(label)
             if t:
                 line += (f"  ({t['requests']} requests on {t['connections']} connections, "
