@@ -67,7 +67,7 @@ class PieceFetcher {
 
   // The next piece into *range and *bytes (shorter than range->size only where the
   // source ended first); false after the last. Rethrows the fetch's error.
-  bool Next(ByteRange* range, std::string* bytes) {
+  bool Next(ByteRange* range, PieceBuffer* bytes) {
     FetchAhead();
     if (ahead_.empty()) return false;
     const bool waited = ahead_.front().bytes.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
@@ -84,7 +84,7 @@ class PieceFetcher {
  private:
   struct Fetch {
     ByteRange range;
-    std::future<std::string> bytes;
+    std::future<PieceBuffer> bytes;
   };
 
   // Starts fetching pieces until as many as allowed are in flight or none is left.
@@ -95,8 +95,10 @@ class PieceFetcher {
       const ByteRange range = pieces_[next_++];
       const ByteSource* source = source_;
       ahead_.push_back({range, std::async(std::launch::async, [source, range] {
-                          std::string piece(range.size, '\0');
-                          piece.resize(ReadFully(*source, range.offset, piece.data(), piece.size()));
+                          PieceBuffer piece;
+                          if (source->TakeHeldPiece(range, &piece)) return piece;
+                          piece = PieceBuffer(range.size);
+                          piece.resize(ReadFully(*source, range.offset, piece.data(), range.size));
                           return piece;
                         })});
     }
@@ -156,7 +158,7 @@ class FrontToBackFile : public SequentialFile {
   std::unique_ptr<ByteSource> source_;
   std::optional<PieceFetcher> fetcher_;  // for a source read ahead in pieces (declared after source_)
   uint64_t offset_ = 0;                  // of the next byte not yet read (direct)
-  std::string piece_;                    // the piece being consumed
+  PieceBuffer piece_;                    // the piece being consumed
   size_t piece_pos_ = 0;
 };
 
@@ -175,7 +177,7 @@ class RangesAheadSource : public ByteSource {
       // 1. Pieces that end at or before `at` are done with: take the next.
       while (!ended_ && at >= piece_range_.end()) {
         piece_range_ = {};
-        piece_.clear();
+        piece_.reset();
         if (!fetcher_.Next(&piece_range_, &piece_)) ended_ = true;
       }
       // 2. Bytes the current piece holds.
@@ -201,7 +203,7 @@ class RangesAheadSource : public ByteSource {
   mutable std::mutex mu_;
   mutable PieceFetcher fetcher_;        // guarded by mu_
   mutable ByteRange piece_range_;       // guarded by mu_; the piece being read
-  mutable std::string piece_;           // guarded by mu_; its bytes
+  mutable PieceBuffer piece_;           // guarded by mu_; its bytes
   mutable bool ended_ = false;          // guarded by mu_; the fetcher gave every piece
 };
 

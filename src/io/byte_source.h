@@ -11,9 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "io/piece_buffer.h"
 #include "util/file.h"
 
 namespace imgpipe {
+
+// A stretch of a source: bytes [offset, offset + size).
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t end() const { return offset + size; }
+  bool operator==(const ByteRange&) const = default;
+};
 
 // A fixed sequence of bytes read at offsets. Read is safe to call from several threads.
 class ByteSource {
@@ -32,6 +41,11 @@ class ByteSource {
   // any size are cheap). ReadFrontToBack reads such a source in pieces of this size, the
   // next ones fetched while the current one is consumed.
   virtual size_t read_ahead_bytes() const { return 0; }
+  // Hands over bytes [range.offset, range.end()) when the source holds exactly those in
+  // memory already (a network source's first piece, fetched as it was opened): true, *out
+  // holds them and the source does not (a later Read of them fetches them again).
+  // Default: false, *out untouched.
+  virtual bool TakeHeldPiece(ByteRange range, PieceBuffer* out) const { return false; }
 };
 
 // The local file at `path` (pread). Throws IoError when it cannot be opened or is a
@@ -50,14 +64,6 @@ inline constexpr size_t kMaxPiecesHeld = 5;
 // within its RAM budget while files are read; clamped to [1, kMaxPiecesHeld - 1]. A
 // reader given none keeps up to kMaxPiecesHeld - 1 in flight.
 using PiecesAheadLimit = std::atomic<int64_t>;
-
-// A stretch of a source: bytes [offset, offset + size).
-struct ByteRange {
-  uint64_t offset = 0;
-  uint64_t size = 0;
-  uint64_t end() const { return offset + size; }
-  bool operator==(const ByteRange&) const = default;
-};
 
 // A SequentialFile reading `source` front to back (its path() is the source's name); a
 // source with read_ahead_bytes() is read ahead in pieces of that size on other threads: two

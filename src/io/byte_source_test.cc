@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -143,6 +144,39 @@ class LoggingSource : public ByteSource {
   mutable std::mutex mu_;
   mutable std::vector<ByteRange> reads_;  // guarded by mu_
 };
+
+// A source that holds its first piece in memory (as HttpByteSource does once opened)
+// hands it over to the front-to-back reader instead of being read for it.
+class HoldingSource : public LoggingSource {
+ public:
+  explicit HoldingSource(std::string bytes) : LoggingSource(std::move(bytes)) {}
+  size_t read_ahead_bytes() const override { return 1000; }
+  bool TakeHeldPiece(ByteRange range, PieceBuffer* out) const override {
+    if (range != ByteRange{0, 1000} || taken_) return false;
+    taken_ = true;
+    *out = PieceBuffer(1000);
+    std::memset(out->data(), 'H', 1000);  // marks the bytes handed over
+    out->resize(1000);
+    return true;
+  }
+
+ private:
+  mutable bool taken_ = false;
+};
+
+TEST(ByteSourceTest, FrontToBackTakesAPieceTheSourceHolds) {
+  const std::string bytes = Pattern(3500, 6);
+  auto source = std::make_unique<HoldingSource>(bytes);
+  const HoldingSource* holding = source.get();
+  const auto file = ReadFrontToBack(std::move(source));
+  std::string got;
+  char buffer[300];
+  while (size_t n = file->Read(buffer, sizeof buffer)) got.append(buffer, n);
+  EXPECT_EQ(got, std::string(1000, 'H') + bytes.substr(1000));
+  std::vector<ByteRange> reads = holding->reads();
+  std::sort(reads.begin(), reads.end(), [](const ByteRange& a, const ByteRange& b) { return a.offset < b.offset; });
+  EXPECT_EQ(reads, (std::vector<ByteRange>{{1000, 1000}, {2000, 1000}, {3000, 500}}));
+}
 
 // Reads that go forward through the planned pieces cost one read of the source per piece;
 // any other read (backwards, between pieces, after them) still gives the source's bytes.

@@ -28,12 +28,12 @@ void HttpByteSource::Head() {
 }
 
 void HttpByteSource::GetFirstPiece(size_t bytes) {
-  std::string piece(bytes, '\0');
+  PieceBuffer piece(bytes);
   HttpRequest get;
   get.url = url_;
   get.headers.push_back("Range: bytes=0-" + std::to_string(bytes - 1));
   get.out = piece.data();
-  get.capacity = piece.size();
+  get.capacity = bytes;
   HttpResponse r;
   try {
     r = client_->Perform(get);
@@ -71,8 +71,15 @@ size_t HttpByteSource::ReadFirstPiece(uint64_t offset, char* out, size_t n) cons
   if (offset >= first_piece_.size()) return 0;
   const size_t take = static_cast<size_t>(std::min<uint64_t>(n, first_piece_.size() - offset));
   std::memcpy(out, first_piece_.data() + offset, take);
-  if (offset + take == first_piece_.size()) std::string().swap(first_piece_);  // read through: freed
+  if (offset + take == first_piece_.size()) first_piece_.reset();  // read through: back to the pool
   return take;
+}
+
+bool HttpByteSource::TakeHeldPiece(ByteRange range, PieceBuffer* out) const {
+  std::lock_guard<std::mutex> lock(first_mu_);
+  if (range.offset != 0 || range.size == 0 || range.size != first_piece_.size()) return false;
+  *out = std::move(first_piece_);
+  return true;
 }
 
 HttpByteSource::HttpByteSource(std::string url, HttpOptions options)

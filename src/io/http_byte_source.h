@@ -41,7 +41,9 @@ class HttpByteSource : public ByteSource {
   // Read front to back in ranged GETs of 8 MiB, 2 to 4 ahead (TensorFlow's S3 reads went
   // from ~200 to ~2,600 images/s with large parallel ranges; each GET costs a round trip).
   size_t read_ahead_bytes() const override { return kPieceBytes; }
-  static constexpr size_t kPieceBytes = size_t{8} << 20;
+  static constexpr size_t kPieceBytes = kPieceBufferBytes;
+  // The first piece, while no read has taken all of it, when `range` is exactly it.
+  bool TakeHeldPiece(ByteRange range, PieceBuffer* out) const override;
 
   const std::string& etag() const { return etag_; }
   // Retries so far, of every request of the client (this source's and others').
@@ -66,7 +68,7 @@ class HttpByteSource : public ByteSource {
   uint64_t size_ = 0;
   std::string etag_;
   mutable std::mutex first_mu_;
-  mutable std::string first_piece_;  // guarded by first_mu_; bytes [0, size) until read
+  mutable PieceBuffer first_piece_;  // guarded by first_mu_; bytes [0, size) until read
 };
 
 }  // namespace imgpipe

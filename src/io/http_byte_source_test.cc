@@ -154,6 +154,40 @@ TEST(HttpByteSourceTest, FirstPieceOpenSavesTheHeadAndTheFirstRead) {
                HttpError);
 }
 
+// The first piece is handed over whole, once, to a reader that asks for exactly its
+// range; afterwards its bytes come from the server again. Read front to back, a source
+// opened so costs one GET per piece, the first one its opening.
+TEST(HttpByteSourceTest, FirstPieceIsHandedOverToItsReader) {
+  const std::string root = ScratchDir("http_hand_over");
+  const std::string bytes = Pattern(HttpByteSource::kPieceBytes + 5000, 7);
+  WriteFileAtomic(root + "/blob.bin", bytes, false);
+  NginxTestServer server(root, ScratchDir("http_hand_over_server"));
+  const auto client = std::make_shared<const HttpClient>();
+  {
+    HttpByteSource source(server.Url("blob.bin"), client, "", HttpByteSource::Open::kFirstPiece);
+    PieceBuffer piece;
+    EXPECT_FALSE(source.TakeHeldPiece({0, 1000}, &piece));  // not the whole piece
+    EXPECT_FALSE(source.TakeHeldPiece({1, HttpByteSource::kPieceBytes}, &piece));
+    EXPECT_EQ(piece.capacity(), 0u);
+    ASSERT_TRUE(source.TakeHeldPiece({0, HttpByteSource::kPieceBytes}, &piece));
+    EXPECT_EQ(piece.view(), std::string_view(bytes).substr(0, HttpByteSource::kPieceBytes));
+    EXPECT_FALSE(source.TakeHeldPiece({0, HttpByteSource::kPieceBytes}, &piece));  // once
+    EXPECT_EQ(server.Served(1), 1u);
+    EXPECT_EQ(ReadRange(source, 0, 10), bytes.substr(0, 10));  // from the server again
+    EXPECT_EQ(server.Served(2), 2u);
+  }
+  auto source = std::make_unique<HttpByteSource>(server.Url("blob.bin"), client, "",
+                                                 HttpByteSource::Open::kFirstPiece);
+  const auto file = ReadFrontToBack(std::move(source));
+  std::string got(bytes.size() + 1, '\0');
+  size_t n = 0;
+  while (size_t r = file->Read(got.data() + n, got.size() - n)) n += r;
+  got.resize(n);
+  EXPECT_EQ(got, bytes);
+  EXPECT_EQ(server.Served(4), 4u);  // the opening GET and one for the rest
+  EXPECT_EQ(client->retries(), 0u);
+}
+
 TEST(ContentRangeTest, ParsesWhatServersSendAndNothingElse) {
   const std::optional<ContentRange> r = ParseContentRange(" bytes 0-99/1000 ");
   ASSERT_TRUE(r);

@@ -54,6 +54,7 @@ class FillingByteSource : public ByteSource {
   const std::string& name() const override { return source_->name(); }
   void AdviseSequential() const override { source_->AdviseSequential(); }
   size_t read_ahead_bytes() const override { return source_->read_ahead_bytes(); }
+  // TakeHeldPiece stays false: every byte must pass through Read to be kept.
 
  private:
   // Writes [offset, offset + n) into the temporary file and notes it; stores the copy when
