@@ -13,8 +13,9 @@ using pipeline::PipelineIterator;
 
 LoaderPass::LoaderPass(const pipeline::Pipeline<Batch>& batches, const pipeline::PipelineOptions& options,
                        int64_t epoch, const RankPlan& plan, const LoaderOptions& o,
-                       std::shared_ptr<pipeline::BufferPool> pool)
-    : epoch_(epoch), limit_(plan.batches), plan_(plan), batch_size_(static_cast<int64_t>(o.batch_size)),
+                       std::shared_ptr<pipeline::BufferPool> pool, std::shared_ptr<PassPace> pace)
+    : pace_(std::move(pace)),
+      epoch_(epoch), limit_(plan.batches), plan_(plan), batch_size_(static_cast<int64_t>(o.batch_size)),
       layout_(ParseOutputLayout(o.layout)), image_size_(o.image_size), mix_{o.mixup_alpha, o.cutmix_alpha},
       seed_(o.seed), rank_(o.rank), start_(std::chrono::steady_clock::now()) {
   it_ = std::make_unique<PipelineIterator<Batch>>(
@@ -104,19 +105,40 @@ std::optional<LoaderBatch> LoaderPass::NextLocked() {
   return LoaderBatch{std::make_shared<Batch>(std::move(*batch)), std::move(padded), layout_, image_size_, mix};
 }
 
+void PassPace::Record(Measure measure) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_ = measure;
+}
+
+std::optional<PassPace::Measure> PassPace::Last() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+
+std::optional<PassPace::Measure> LoaderPass::MeasureLocked() const {
+  if (yielded_ < 2 || !startup_ || !first_yield_) return std::nullopt;
+  PassPace::Measure measure;
+  measure.interval_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - *first_yield_).count() /
+      static_cast<double>(yielded_ - 1);
+  measure.startup_seconds = std::chrono::duration<double>(*startup_).count();
+  return measure;
+}
+
 int64_t LoaderPass::LeadBatchesLocked() const {
-  if (yielded_ < 2 || !startup_ || !first_yield_) return 1;
-  const double interval = std::chrono::duration<double>(std::chrono::steady_clock::now() - *first_yield_).count() /
-                          static_cast<double>(yielded_ - 1);
-  const double startup = std::chrono::duration<double>(*startup_).count();
-  if (interval <= 0) return limit_;
-  return static_cast<int64_t>(std::min<double>(static_cast<double>(limit_), std::ceil(startup / interval) + 1));
+  std::optional<PassPace::Measure> measure = MeasureLocked();
+  if (!measure) measure = pace_->Last();
+  if (!measure) return 1;
+  if (measure->interval_seconds <= 0) return limit_;
+  return static_cast<int64_t>(std::min<double>(
+      static_cast<double>(limit_), std::ceil(measure->startup_seconds / measure->interval_seconds) + 1));
 }
 
 std::optional<LoaderBatch> LoaderPass::Next() {
   std::function<void()> on_near_end;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (const std::optional<PassPace::Measure> measure = MeasureLocked()) pace_->Record(*measure);
     if (it_ && on_near_end_ && yielded_ >= limit_ - LeadBatchesLocked()) {
       on_near_end = std::exchange(on_near_end_, nullptr);
       near_end_at_ = yielded_;
@@ -227,7 +249,7 @@ std::shared_ptr<LoaderPass> PassAhead::Begin(int64_t epoch, bool fresh, std::opt
   }
   if (dropped) dropped->Close();
   if (!pass) {
-    pass = std::make_shared<LoaderPass>(batches_, options_, epoch, plan_, loader_options_, pool_);
+    pass = std::make_shared<LoaderPass>(batches_, options_, epoch, plan_, loader_options_, pool_, pace_);
     RegisterPass(pass);
   }
   // 2. Its end coming near starts the next pass.
@@ -249,7 +271,7 @@ void PassAhead::NearEnd(const LoaderPass* pass) {
     if (closed_ || pass != latest_ || !next_epoch_ || ahead_) return;
     latest_ = nullptr;
     started = std::make_shared<LoaderPass>(batches_, options_, *next_epoch_, plan_, loader_options_,
-                                           pool_);
+                                           pool_, pace_);
     ahead_ = started;
   }
   RegisterPass(started);

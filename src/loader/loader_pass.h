@@ -35,15 +35,36 @@ struct LoaderBatch {
   std::optional<MixDraw> mix;
 };
 
+// How fast a loader's passes go, as last measured: the seconds from a pass's start to
+// its first batch, and between its batches. Shared by the loader's passes, so that a pass
+// that has yielded fewer than two batches times the start of the next one by the pass
+// before it (an epoch of a few batches would otherwise start the next one too late).
+// Thread-safe.
+class PassPace {
+ public:
+  struct Measure {
+    double startup_seconds = 0;
+    double interval_seconds = 0;
+  };
+  void Record(Measure measure);
+  // The last measure recorded; none before the first.
+  std::optional<Measure> Last() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::optional<Measure> last_;  // guarded by mu_
+};
+
 // One pass over an epoch: the pipeline's iterator, stopped after `plan.batches`
-// batches, drawing its buffers from `pool` (the loader's, shared by its passes). Close
+// batches, drawing its buffers from `pool` and recording its pace in `pace` (the
+// loader's, shared by its passes). Close
 // may come from another thread (or atexit). The pipeline's threads start at the first
 // Next, or at StartAhead.
 class LoaderPass {
  public:
   LoaderPass(const pipeline::Pipeline<pipeline::Batch>& batches, const pipeline::PipelineOptions& options,
              int64_t epoch, const RankPlan& plan, const LoaderOptions& o,
-             std::shared_ptr<pipeline::BufferPool> pool);
+             std::shared_ptr<pipeline::BufferPool> pool, std::shared_ptr<PassPace> pace);
   // Joins the thread StartAhead started (the pipeline's own threads stop with it).
   ~LoaderPass();
 
@@ -87,10 +108,12 @@ class LoaderPass {
   // Next's work under the lock; the pass ends after its last batch. Needs mu_.
   std::optional<LoaderBatch> NextLocked();
   // How many batches before the pass's end the next pass must start for its first batch
-  // to be ready when this one ends: its start-up time (this pass's, from its threads'
-  // start to its first batch) over the time between batches, plus one; 1 until two
-  // batches have been yielded. Needs mu_.
+  // to be ready when this one ends: the start-up time (from the threads' start to the
+  // first batch) over the time between batches, plus one; this pass's once it has yielded
+  // two batches, before that the last pass's (pace_), 1 without either. Needs mu_.
   int64_t LeadBatchesLocked() const;
+  // This pass's pace so far; none before its second batch. Needs mu_.
+  std::optional<PassPace::Measure> MeasureLocked() const;
   // The pipeline's next batch: the one taken ahead when there is one. Needs mu_.
   std::optional<pipeline::Batch> PullLocked();
   // StartAhead's thread: the first batch, unless Next or Close came first.
@@ -116,6 +139,7 @@ class LoaderPass {
   std::exception_ptr first_error_;                     // guarded by mu_; the ahead pull's error
   std::vector<pipeline::StageSnapshot> stats_at_end_;  // guarded by mu_
   const pipeline::BufferPool* pool_ = nullptr;  // the iterator's; read under mu_ while it_ lives
+  const std::shared_ptr<PassPace> pace_;
   std::pair<size_t, size_t> pool_counters_;      // guarded by mu_; as the pass ended
   std::function<void()> on_near_end_;            // guarded by mu_; taken by the Next that comes near the end
   std::optional<std::chrono::steady_clock::time_point> started_;      // guarded by mu_; the threads' start
@@ -171,6 +195,7 @@ class PassAhead : public std::enable_shared_from_this<PassAhead> {
   // The buffers of every pass: an epoch's batches reuse the last epoch's memory instead
   // of allocating (and page-faulting) theirs again.
   const std::shared_ptr<pipeline::BufferPool> pool_ = pipeline::BufferPool::Create();
+  const std::shared_ptr<PassPace> pace_ = std::make_shared<PassPace>();
   std::mutex mu_;
   const LoaderPass* latest_ = nullptr;     // guarded by mu_; the pass whose end starts the next one
   std::optional<int64_t> next_epoch_;      // guarded by mu_; the epoch to start then

@@ -10,7 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "loader/loader_data.h"
+#include "loader/loader_pass.h"
 #include "loader/loader_test_util.h"
+#include "loader/rank_plan.h"
+#include "pipeline/buffer_pool.h"
 #include "util/error.h"
 
 namespace imgpipe::loader {
@@ -48,6 +52,34 @@ TEST(Loader, EpochsStartedAheadAreTheFreshPipelinesEpochs) {
     EXPECT_LE(*pass->near_end_at(), loader.size() - 2);
     // 2. The batches are those of a fresh pass over the epoch.
     EXPECT_EQ(batches, FreshEpoch(epoch)) << "epoch " << epoch;
+  }
+}
+
+// A pass that has yielded fewer than two batches cannot time its own pace, so it times
+// the next pass's start by the pace its loader measured last: a start-up as long as the
+// whole epoch starts the next pass at the first batch (an epoch of a few batches, over a
+// far store, would otherwise start the next one too late). Without a measure it waits.
+TEST(Loader, APassStartsTheNextByTheLastPassesPace) {
+  const LoaderOptions o = SmallOptions();
+  const LoaderData data = ResolveLoaderData(kPhotos, DataSourceOptionsOf(o), "", ErrorPolicy::kFail);
+  const RankPlan plan = PlanRank(data, o);
+  const pipeline::Pipeline<pipeline::Batch> batches = BuildBatches(data, o, plan);
+  for (const bool measured : {false, true}) {
+    SCOPED_TRACE(measured ? "a slow start measured" : "nothing measured");
+    auto pace = std::make_shared<PassPace>();
+    if (measured) pace->Record({/*startup_seconds=*/10.0, /*interval_seconds=*/0.001});
+    LoaderPass pass(batches, PipelineOptionsOf(o), 0, plan, o, pipeline::BufferPool::Create(), pace);
+    int near_ends = 0;
+    pass.SetOnNearEnd([&] { ++near_ends; });
+    ASSERT_TRUE(pass.Next());
+    EXPECT_EQ(near_ends, measured ? 1 : 0);
+    EXPECT_EQ(pass.near_end_at(), measured ? std::optional<int64_t>(0) : std::nullopt);
+    Drain(pass);
+    EXPECT_EQ(near_ends, 1);
+    // The pass recorded its own pace: a start-up and an interval it measured.
+    ASSERT_TRUE(pace->Last());
+    EXPECT_GT(pace->Last()->interval_seconds, 0);
+    EXPECT_LT(pace->Last()->startup_seconds, 10.0);
   }
 }
 
