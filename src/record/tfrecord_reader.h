@@ -71,6 +71,9 @@ class TfRecordReader {
   // `source` when path is a URL, else null (the local file is read as a SequentialFile).
   TfRecordReader(std::unique_ptr<ByteSource> source, const std::string& path,
                  const TfRecordReaderOptions& options);
+  // The reader of `source` read front to back, its buffer sized by the source's size.
+  static std::unique_ptr<Impl> ImplFor(std::unique_ptr<ByteSource> source, Compression compression,
+                                       const TfRecordReaderOptions& options, TfRecordReaderStats* stats);
   std::string path_;
   Compression compression_;
   uint64_t record_offset_ = 0;

@@ -327,8 +327,19 @@ TEST(TfRecordReaderTest, CountsEveryCorruptRecord) {
   EXPECT_EQ(stats.errors[19].offset, fx.entries[38].offset);
 }
 
+// The records of `bytes` read from memory, where the reader's buffer is only as large as
+// the source (at least 4 KiB); fills *stats.
+std::vector<std::string> ReadFromMemory(const std::string& name, std::string bytes, TfRecordReaderOptions options,
+                                        TfRecordReaderStats* stats) {
+  TfRecordReader reader(MakeMemoryByteSource(name, std::move(bytes)), options);
+  std::vector<std::string> records;
+  for (std::string record; reader.Next(&record);) records.push_back(record);
+  *stats = reader.stats();
+  return records;
+}
+
 // Every cut point of a file of small records, and of one with a record larger than the
-// read buffer.
+// read buffer; read from the file and from memory alike.
 void CheckTruncation(const Fixture& fx, const std::vector<size_t>& cuts) {
   // Hundreds of expected warnings would bury the test output.
   LogLevel level = GetLogLevel();
@@ -361,6 +372,19 @@ void CheckTruncation(const Fixture& fx, const std::vector<size_t>& cuts) {
     EXPECT_EQ(stats.corrupt, on_boundary ? 0u : 1u);
     EXPECT_EQ(stats.crc_errors, 0u);
     EXPECT_EQ(stats.skipped_bytes, on_boundary ? 0 : cut - fx.entries[complete].offset);
+    // From memory: the same records, errors and counts.
+    TfRecordReaderStats memory_stats;
+    EXPECT_TRUE(ReadFromMemory(fx.path, fx.bytes.substr(0, cut), SkipOptions(), &memory_stats) == expected);
+    EXPECT_EQ(memory_stats.corrupt, stats.corrupt);
+    EXPECT_EQ(memory_stats.skipped_bytes, stats.skipped_bytes);
+    try {
+      EXPECT_TRUE(ReadFromMemory(fx.path, fx.bytes.substr(0, cut), {}, &memory_stats) == expected);
+      EXPECT_TRUE(on_boundary);
+    } catch (const DataError& e) {
+      EXPECT_FALSE(on_boundary);
+      EXPECT_EQ(e.offset(), ReadExpectingDataError(fx.path).offset());
+      EXPECT_EQ(e.reason(), ReadExpectingDataError(fx.path).reason());
+    }
   }
   SetLogLevel(level);
 }
