@@ -56,10 +56,9 @@ class PassPace {
 };
 
 // One pass over an epoch: the pipeline's iterator, stopped after `plan.batches`
-// batches, drawing its buffers from `pool` and recording its pace in `pace` (the
-// loader's, shared by its passes). Close
-// may come from another thread (or atexit). The pipeline's threads start at the first
-// Next, or at StartAhead.
+// batches, drawing its buffers from `pool` and recording its pace in `pace` (both the
+// loader's, shared by its passes). Close may come from another thread (or atexit). The
+// pipeline's threads start at the first Next, or at StartAhead.
 class LoaderPass {
  public:
   LoaderPass(const pipeline::Pipeline<pipeline::Batch>& batches, const pipeline::PipelineOptions& options,
