@@ -125,8 +125,7 @@ std::optional<PassPace::Measure> LoaderPass::MeasureLocked() const {
   return measure;
 }
 
-int64_t LoaderPass::LeadBatchesLocked() const {
-  std::optional<PassPace::Measure> measure = MeasureLocked();
+int64_t LoaderPass::LeadBatchesLocked(std::optional<PassPace::Measure> measure) const {
   if (!measure) measure = pace_->Last();
   if (!measure) return 1;
   if (measure->interval_seconds <= 0) return limit_;
@@ -138,8 +137,9 @@ std::optional<LoaderBatch> LoaderPass::Next() {
   std::function<void()> on_near_end;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (const std::optional<PassPace::Measure> measure = MeasureLocked()) pace_->Record(*measure);
-    if (it_ && on_near_end_ && yielded_ >= limit_ - LeadBatchesLocked()) {
+    const std::optional<PassPace::Measure> measure = MeasureLocked();
+    if (measure) pace_->Record(*measure);
+    if (it_ && on_near_end_ && yielded_ >= limit_ - LeadBatchesLocked(measure)) {
       on_near_end = std::exchange(on_near_end_, nullptr);
       near_end_at_ = yielded_;
     }

@@ -108,9 +108,10 @@ class LoaderPass {
   std::optional<LoaderBatch> NextLocked();
   // How many batches before the pass's end the next pass must start for its first batch
   // to be ready when this one ends: the start-up time (from the threads' start to the
-  // first batch) over the time between batches, plus one; this pass's once it has yielded
-  // two batches, before that the last pass's (pace_), 1 without either. Needs mu_.
-  int64_t LeadBatchesLocked() const;
+  // first batch) over the time between batches, plus one; by `measure` (this pass's, from
+  // MeasureLocked) once it has yielded two batches, before that by the last pass's
+  // (pace_), 1 without either. Needs mu_.
+  int64_t LeadBatchesLocked(std::optional<PassPace::Measure> measure) const;
   // This pass's pace so far; none before its second batch. Needs mu_.
   std::optional<PassPace::Measure> MeasureLocked() const;
   // The pipeline's next batch: the one taken ahead when there is one. Needs mu_.

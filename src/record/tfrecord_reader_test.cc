@@ -382,8 +382,9 @@ void CheckTruncation(const Fixture& fx, const std::vector<size_t>& cuts) {
       EXPECT_TRUE(on_boundary);
     } catch (const DataError& e) {
       EXPECT_FALSE(on_boundary);
-      EXPECT_EQ(e.offset(), ReadExpectingDataError(fx.path).offset());
-      EXPECT_EQ(e.reason(), ReadExpectingDataError(fx.path).reason());
+      const DataError from_file = ReadExpectingDataError(fx.path);
+      EXPECT_EQ(e.offset(), from_file.offset());
+      EXPECT_EQ(e.reason(), from_file.reason());
     }
   }
   SetLogLevel(level);
