@@ -94,6 +94,10 @@ class CMakeBuildExt(build_ext):
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(built, target)
         shutil.copymode(built, target)
+        # 4. OpenCV's codecs, loaded by the module on first use (src/image/opencv_loader.h).
+        codecs = os.path.join(build_dir, MODULE_DIR, "libimgpipe_opencv.so")
+        shutil.copyfile(codecs, os.path.join(os.path.dirname(target), "libimgpipe_opencv.so"))
+        shutil.copymode(codecs, os.path.join(os.path.dirname(target), "libimgpipe_opencv.so"))
 
 
 def staging_dir():

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/model_commands.h"
 #include "cli/data_options.h"
 #include "extract/image_classifier.h"
 
@@ -40,9 +41,7 @@ void PrintImage(const extract::ImageClassification& image, bool names_are_indice
 void AddClassifyCommand(CLI::App& app) {
   auto flags = std::make_shared<ClassifyFlags>();
   extract::ClassifyOptions& o = flags->options;
-  CLI::App* cmd = app.add_subcommand(
-      "classify", "Print the top-k classes of images with their probabilities (softmax of the "
-                  "model's logits, eval preprocessing)");
+  CLI::App* cmd = app.add_subcommand("classify", ModelCommandDescription("classify"));
   cmd->add_option("images", flags->images, "Image files")->required();
   cmd->add_option("--model", o.model, "imgpipe checkpoint, or TorchScript file (forward: logits)")
       ->required();

@@ -32,9 +32,10 @@ inline std::string FreshDir(const std::string& name) {
 // Starts imgpipe with `args`, stdout to `stdout_path` and stderr to that path + ".err",
 // with `env` added to the environment; `unprivileged`: as 'nobody' when the test runs
 // as root (util/unprivileged_test_util.h).
-inline pid_t Start(const std::vector<std::string>& args, const std::string& stdout_path,
-                   bool unprivileged = false, const EnvironmentOverrides& env = {}) {
-  std::vector<std::string> all = {kBinary};
+inline pid_t StartBinary(const std::string& binary, const std::vector<std::string>& args,
+                         const std::string& stdout_path, bool unprivileged = false,
+                         const EnvironmentOverrides& env = {}) {
+  std::vector<std::string> all = {binary};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : all) argv.push_back(a.data());
@@ -50,7 +51,7 @@ inline pid_t Start(const std::vector<std::string>& args, const std::string& stdo
       int err = ::open((stdout_path + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(125);
       if (!DropRootPrivileges()) ::_exit(126);
-      ::execve(kBinary.c_str(), argv.data(), envp.data());
+      ::execve(binary.c_str(), argv.data(), envp.data());
       ::_exit(127);
     }
     EXPECT_GT(pid, 0);
@@ -62,9 +63,15 @@ inline pid_t Start(const std::vector<std::string>& args, const std::string& stdo
   posix_spawn_file_actions_addopen(&actions, 2, (stdout_path + ".err").c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
-  EXPECT_EQ(posix_spawn(&pid, kBinary.c_str(), &actions, nullptr, argv.data(), envp.data()), 0);
+  EXPECT_EQ(posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data()), 0);
   posix_spawn_file_actions_destroy(&actions);
   return pid;
+}
+
+// StartBinary of the imgpipe binary under test.
+inline pid_t Start(const std::vector<std::string>& args, const std::string& stdout_path,
+                   bool unprivileged = false, const EnvironmentOverrides& env = {}) {
+  return StartBinary(kBinary, args, stdout_path, unprivileged, env);
 }
 
 // The exit status, or 128 + the signal that killed it.
@@ -80,13 +87,20 @@ struct Result {
   std::string err;
 };
 
-inline Result RunImgpipe(const std::vector<std::string>& args, bool unprivileged = false,
-                         const EnvironmentOverrides& env = {}) {
+// Runs `binary` with `args` and `env` added to the environment, and returns its exit
+// status and output.
+inline Result RunBinary(const std::string& binary, const std::vector<std::string>& args,
+                        bool unprivileged = false, const EnvironmentOverrides& env = {}) {
   static int calls = 0;
   std::string out = JoinPath(::testing::TempDir(), "cli_test_out_" + std::to_string(::getpid()) + "_" +
                                                        std::to_string(calls++));
-  int status = Wait(Start(args, out, unprivileged, env));
+  int status = Wait(StartBinary(binary, args, out, unprivileged, env));
   return {status, ReadFile(out), ReadFile(out + ".err")};
+}
+
+inline Result RunImgpipe(const std::vector<std::string>& args, bool unprivileged = false,
+                         const EnvironmentOverrides& env = {}) {
+  return RunBinary(kBinary, args, unprivileged, env);
 }
 
 // One JSON value per line of `text`.

@@ -12,15 +12,24 @@ namespace imgpipe::cli {
 // of themselves).
 std::vector<std::string>& CommandLine();
 
+// What both binaries' main does once `app` holds their commands: tunes malloc, keeps
+// argv in CommandLine(), parses and runs the chosen command. Returns the exit status:
+// CLI11's for usage errors and --help, 1 after printing "imgpipe: error: ..." for any
+// other exception, a command's CLI::RuntimeError code, else 0.
+int RunCommandLine(CLI::App& app, int argc, char** argv);
+
+// Gives `app` what both binaries share: the description, --version, one command required.
+void DescribeProgram(CLI::App& app);
+
 void AddSynthCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
 void AddInspectCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
 void AddDoctorCommand(CLI::App& app);
-#ifdef IMGPIPE_HAVE_TORCH
+// The model commands (model_commands.h), in imgpipe-torch only.
 void AddTrainCommand(CLI::App& app);
 void AddExtractCommand(CLI::App& app);
 void AddClassifyCommand(CLI::App& app);
-#endif
+void AddTorchInfoCommand(CLI::App& app);
 
 }  // namespace imgpipe::cli

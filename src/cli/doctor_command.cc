@@ -6,13 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/model_commands.h"
 #include "env/doctor.h"
 #include "io/storage.h"
 #include "monitor/preset_costs.h"
 #include "pipeline/data_source.h"
-#ifdef IMGPIPE_HAVE_TORCH
-#include "train/torch_info.h"
-#endif
 
 namespace imgpipe::cli {
 namespace {
@@ -22,15 +20,6 @@ struct DoctorFlags {
   std::string layout = "float32";
   bool json = false;
 };
-
-// The libtorch this binary is linked with (not linked: `linked` is false).
-env::TorchBuildInfo LinkedTorch() {
-#ifdef IMGPIPE_HAVE_TORCH
-  return train::CurrentTorchBuildInfo();
-#else
-  return {};
-#endif
-}
 
 // A number, or null when unknown.
 template <typename T>
@@ -81,6 +70,7 @@ nlohmann::json ReportJson(const env::DoctorReport& r) {
       {"gpus", gpus},
       {"torch",
        {{"linked", t.linked},
+        {"problem", t.problem},
         {"version", t.version},
         {"cuda_build", t.cuda_build},
         {"cuda_version", t.cuda_build ? env::DecodeCudaVersion(t.cuda_version).ToString(2) : ""},
@@ -217,7 +207,7 @@ void AddDoctorCommand(CLI::App& app) {
       f->options.preset_cpu_seconds_per_image = PresetSecondsPerImage(f->options.data, f->options.plan.preset);
     }
     env::DlopenLibraryLoader loader;
-    env::DoctorReport report = env::RunDoctor(f->options, loader, LinkedTorch());
+    env::DoctorReport report = env::RunDoctor(f->options, loader, AskTorchBuildInfo());
     if (f->json) {
       std::printf("%s\n", ReportJson(report).dump().c_str());
     } else {

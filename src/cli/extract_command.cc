@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/model_commands.h"
 #include "cli/data_options.h"
 #include "cli/progress_bar.h"
 #include "extract/feature_extractor.h"
@@ -69,9 +70,7 @@ void PrintSummary(const extract::ExtractOptions& o, const extract::ExtractSummar
 void AddExtractCommand(CLI::App& app) {
   auto flags = std::make_shared<ExtractFlags>();
   extract::ExtractOptions& o = flags->options;
-  CLI::App* cmd = app.add_subcommand(
-      "extract", "Run a model over every image of a TFRecord or image folder and write one row "
-                 "of features per image into .npy shards");
+  CLI::App* cmd = app.add_subcommand("extract", ModelCommandDescription("extract"));
   cmd->add_option("--data", o.data, std::string(kDataDoc) + ", or a CSV/JSONL manifest")
       ->required();
   AddDataSourceOptions(cmd, o.source);

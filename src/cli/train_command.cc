@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/model_commands.h"
 #include "cli/data_options.h"
 #include "cli/progress_bar.h"
 #include "train/model_names.h"
@@ -139,11 +140,7 @@ void RunTrain(const TrainFlags& flags) {
 void AddTrainCommand(CLI::App& app) {
   auto flags = std::make_shared<TrainFlags>();
   train::TrainOptions& o = flags->options;
-  CLI::App* cmd = app.add_subcommand(
-      "train",
-      "Train an image classifier on convert's TFRecord shards (train-*, validation-*), with "
-      "mixed precision and data parallelism over processes (Gloo on CPUs, NCCL on GPUs; "
-      "torchrun/Slurm variables are read, or --nproc starts local workers).");
+  CLI::App* cmd = app.add_subcommand("train", ModelCommandDescription("train"));
   cmd->add_option("--data", o.data_dir,
                   std::string(kDataDoc) + "; trains on split train, evaluates on validation (else test)");
   AddDataSourceOptions(cmd, o.source);

@@ -436,6 +436,13 @@ void CheckGpus(DoctorReport* r) {
 void CheckTorch(DoctorReport* r) {
   const TorchBuildInfo& t = r->torch;
   int gpus = r->driver.GpuCount();
+  if (!t.linked && !t.problem.empty()) {
+    Add(r, "libtorch", "libtorch", CheckStatus::kError,
+        "train, extract and classify cannot run: " + t.problem,
+        "install the libtorch imgpipe-torch was built with (Debian: apt-get install libtorch-dev), "
+        "or rebuild imgpipe against the libtorch installed (make build)");
+    return;
+  }
   if (!t.linked) {
     Add(r, "libtorch", "libtorch", CheckStatus::kInfo,
         "imgpipe was built without libtorch: train, extract and classify are not available",

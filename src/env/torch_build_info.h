@@ -1,5 +1,6 @@
 // What the linked libtorch was built with and can use, as plain data: filled by
-// train/torch_info.h (the only code that includes libtorch) and checked by the doctor.
+// train/torch_info.h (the only code that includes libtorch), in imgpipe-torch, which
+// `imgpipe doctor` asks (cli/model_commands.h), and checked by the doctor.
 #pragma once
 
 #include <string>
@@ -7,7 +8,8 @@
 namespace imgpipe::env {
 
 struct TorchBuildInfo {
-  bool linked = false;          // false: imgpipe was built without libtorch
+  bool linked = false;          // false: imgpipe was built without libtorch, or see `problem`
+  std::string problem;          // not linked although imgpipe-torch exists: why it did not answer
   std::string version;          // TORCH_VERSION, e.g. "2.4.0"
   bool cuda_build = false;      // libtorch was built with CUDA (libtorch_cuda is loaded)
   int cuda_version = 0;         // CUDART_VERSION it was built with, e.g. 12040; 0: CPU-only

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include "image/byte_order.h"
 #include "image/codec_internal.h"
 #include "image/image_format.h"
 #include "image/image_header.h"
+#include "image/opencv_loader.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -65,8 +64,31 @@ OpenCvFix FixFor(std::string_view bytes, const std::string& path, const ImageInf
   return fix;
 }
 
+// An image decoded by the module, released when this goes.
+class DecodedMat {
+ public:
+  explicit DecodedMat(const OpenCvModule& module) : module_(module) {}
+  ~DecodedMat() {
+    if (mat_.handle != nullptr) module_.release(&mat_);
+  }
+  DecodedMat(const DecodedMat&) = delete;
+  DecodedMat& operator=(const DecodedMat&) = delete;
+
+  ImgpipeCvImage* get() { return &mat_; }
+  const ImgpipeCvImage& operator*() const { return mat_; }
+  const ImgpipeCvImage* operator->() const { return &mat_; }
+
+ private:
+  const OpenCvModule& module_;
+  ImgpipeCvImage mat_{};
+};
+
+const uint8_t* RowOf(const ImgpipeCvImage& mat, int y) {
+  return mat.data + mat.step * static_cast<size_t>(y);
+}
+
 // An image of `mat`'s size with `channels` channels, its pixels allocated.
-Image ImageOfSize(const cv::Mat& mat, int channels) {
+Image ImageOfSize(const ImgpipeCvImage& mat, int channels) {
   Image image;
   image.width = mat.cols;
   image.height = mat.rows;
@@ -85,12 +107,15 @@ uint8_t ClipToByte(float v) {
 
 // `mat`, one channel of float samples, clipped to bytes as Pillow does, as `channels`
 // (1, or 3 equal ones).
-Image FromFloatGray(const cv::Mat& mat, int channels) {
+Image FromFloatGray(const ImgpipeCvImage& mat, int channels) {
   Image image = ImageOfSize(mat, channels);
   for (int y = 0; y < image.height; ++y) {
     uint8_t* dst = image.row(y);
+    const uint8_t* src = RowOf(mat, y);
     for (int x = 0; x < image.width; ++x) {
-      const uint8_t v = ClipToByte(mat.at<float>(y, x));
+      float sample;
+      std::memcpy(&sample, src + sizeof(float) * x, sizeof(float));
+      const uint8_t v = ClipToByte(sample);
       std::memset(dst + static_cast<size_t>(x) * channels, v, channels);
     }
   }
@@ -98,14 +123,14 @@ Image FromFloatGray(const cv::Mat& mat, int channels) {
 }
 
 // Maps OpenCV's widening of a 16-bit BMP's samples (BGR, 8 bits) to Pillow's.
-void WidenBmp16AsPillow(cv::Mat& bgr, int layout) {
+void WidenBmp16AsPillow(const ImgpipeCvImage& bgr, int layout) {
   uint8_t five[256], six[256];
   for (int v = 0; v < 256; ++v) {
     five[v] = static_cast<uint8_t>((v >> 3) * 255 / 31);
     six[v] = static_cast<uint8_t>((v >> 2) * 255 / 63);
   }
   for (int y = 0; y < bgr.rows; ++y) {
-    uint8_t* p = bgr.ptr<uint8_t>(y);
+    uint8_t* p = bgr.data + bgr.step * static_cast<size_t>(y);
     for (int x = 0; x < bgr.cols; ++x, p += 3) {
       p[0] = five[p[0]];
       p[1] = layout == 565 ? six[p[1]] : five[p[1]];
@@ -116,12 +141,12 @@ void WidenBmp16AsPillow(cv::Mat& bgr, int layout) {
 
 // Copies an 8-bit OpenCV image (BGR or gray) into RGB or gray pixels; BGR into gray
 // (`channels` 1) by Luma.
-Image FromMat(const cv::Mat& mat, int channels) {
+Image FromMat(const ImgpipeCvImage& mat, int channels) {
   Image image = ImageOfSize(mat, channels);
   for (int y = 0; y < image.height; ++y) {
-    const uint8_t* src = mat.ptr<uint8_t>(y);
+    const uint8_t* src = RowOf(mat, y);
     uint8_t* dst = image.row(y);
-    if (mat.channels() == 1) {
+    if (mat.channels == 1) {
       std::memcpy(dst, src, image.row_bytes());
       continue;
     }
@@ -136,19 +161,6 @@ Image FromMat(const cv::Mat& mat, int channels) {
     }
   }
   return image;
-}
-
-// cv::imdecode of `bytes` with `flags`, narrowed to 8 bits unless `keep_depth`.
-cv::Mat Imdecode(std::string_view bytes, int flags, bool keep_depth) {
-  cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
-  cv::Mat mat = cv::imdecode(buffer, flags);
-  if (!keep_depth && !mat.empty() && mat.depth() != CV_8U) {  // IMREAD_COLOR gives 8 bits
-    cv::Mat narrow;
-    double scale = mat.depth() == CV_16U ? 1.0 / 257 : mat.depth() >= CV_32F ? 255.0 : 1.0;
-    mat.convertTo(narrow, CV_8U, scale);
-    mat = narrow;
-  }
-  return mat;
 }
 
 }  // namespace
@@ -168,37 +180,39 @@ Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const Im
   }
   // 2. Decode, without OpenCV's EXIF rotation (PNG, WebP): imgpipe applies EXIF only to
   //    JPEG. A TIFF's Orientation tag OpenCV's TIFF reader applies itself.
-  int flags = cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION;
+  int mode = kImgpipeCvColor;
   if (fix.float_gray) {
-    flags = cv::IMREAD_UNCHANGED;
+    mode = kImgpipeCvUnchanged;
   } else if (channels == 1 && fix.bmp16 == 0) {
-    flags = cv::IMREAD_GRAYSCALE | cv::IMREAD_IGNORE_ORIENTATION;
+    mode = kImgpipeCvGray;
   }
-  cv::Mat mat;
-  try {
-    mat = Imdecode(input, flags, fix.float_gray);
-  } catch (const cv::Exception& e) {
-    throw DataError(path, std::nullopt, "cannot decode " + name + ": " + e.err);
+  const OpenCvModule& module = LoadOpenCvModule();
+  DecodedMat mat(module);
+  char error[512] = "";
+  const int result = module.imdecode(input.data(), input.size(), mode, fix.float_gray ? 1 : 0,
+                                     mat.get(), error, sizeof(error));
+  if (result == kImgpipeCvFailed) {
+    throw DataError(path, std::nullopt, "cannot decode " + name + ": " + error);
   }
-  if (mat.empty()) {
+  if (result != kImgpipeCvDecoded) {
     throw DataError(path, std::nullopt, "corrupt or truncated " + name + " data");
   }
-  const bool floats = fix.float_gray && mat.channels() == 1 && mat.depth() == CV_32F;
-  const bool bmp16 = fix.bmp16 != 0 && mat.channels() == 3;
-  const int decoded_channels = floats || bmp16 ? channels : mat.channels();
-  if (mat.cols != info.decoded_width() || mat.rows != info.decoded_height() ||
-      decoded_channels != channels || (!floats && mat.depth() != CV_8U)) {
+  const bool floats = fix.float_gray && mat->channels == 1 && mat->depth == kImgpipeCvDepth32F;
+  const bool bmp16 = fix.bmp16 != 0 && mat->channels == 3;
+  const int decoded_channels = floats || bmp16 ? channels : mat->channels;
+  if (mat->cols != info.decoded_width() || mat->rows != info.decoded_height() ||
+      decoded_channels != channels || (!floats && mat->depth != kImgpipeCvDepth8U)) {
     throw DataError(path, std::nullopt,
-                    name + " decoded to " + std::to_string(mat.cols) + "x" +
-                        std::to_string(mat.rows) + "x" + std::to_string(mat.channels()) +
+                    name + " decoded to " + std::to_string(mat->cols) + "x" +
+                        std::to_string(mat->rows) + "x" + std::to_string(mat->channels) +
                         ", but its header says " + std::to_string(info.decoded_width()) + "x" +
                         std::to_string(info.decoded_height()) +
                         (info.orientation >= 5 ? " (oriented)" : ""));
   }
   // 3. Pillow's pixels.
-  if (floats) return FromFloatGray(mat, channels);
-  if (bmp16) WidenBmp16AsPillow(mat, fix.bmp16);
-  return FromMat(mat, channels);
+  if (floats) return FromFloatGray(*mat, channels);
+  if (bmp16) WidenBmp16AsPillow(*mat, fix.bmp16);
+  return FromMat(*mat, channels);
 }
 
 }  // namespace imgpipe

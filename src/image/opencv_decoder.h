@@ -1,5 +1,6 @@
 // Decoding through OpenCV 4.6's codecs (libpng, libtiff, libwebp, OpenJPEG, its own BMP
-// and PNM readers), for the formats DecodeImage does not decode itself, to the pixels
+// and PNM readers; loaded at the first such file: opencv_loader.h), for the formats
+// DecodeImage does not decode itself, to the pixels
 // Pillow 9.4 gives (Image.open(path).convert("RGB")). Where OpenCV's differ, the file is
 // decoded otherwise or its pixels mapped:
 // - TIFF orientation: OpenCV's TIFF reader applies the Orientation tag, as Pillow does

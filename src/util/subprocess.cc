@@ -1,6 +1,7 @@
 #include "util/subprocess.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -109,6 +110,43 @@ std::string CurrentExecutable() {
   ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
   if (n <= 0) throw IoError("/proc/self/exe", "readlink", errno);
   return std::string(path, n);
+}
+
+ProgramOutput RunForOutput(const std::vector<std::string>& argv) {
+  // 1. A pipe for its standard output, its write end dup'ed onto the child's fd 1.
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw IoError(argv.at(0), "pipe", errno);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  std::vector<std::string> args = argv;
+  std::vector<char*> arg_pointers = Pointers(args);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, args.at(0).c_str(), &actions, nullptr, arg_pointers.data(),
+                               environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    throw Error("cannot run " + argv.at(0) + ": " + std::strerror(rc));
+  }
+  // 2. Read to its end, then reap it.
+  ProgramOutput result;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n > 0) {
+      result.output.append(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  result.status = StatusOf(wait_status);
+  return result;
 }
 
 int FreeLoopbackPort() {

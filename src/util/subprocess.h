@@ -32,6 +32,16 @@ std::vector<std::string> EnvironmentWith(const EnvironmentOverrides& overrides);
 // This process's executable (/proc/self/exe resolved).
 std::string CurrentExecutable();
 
+struct ProgramOutput {
+  int status = 0;      // exit status; 128 + N when killed by signal N
+  std::string output;  // what it wrote to its standard output
+};
+
+// Runs `argv` (argv[0]: the program path) with this process's environment and standard
+// error, and returns its exit status and standard output. Throws Error when it cannot
+// be started.
+ProgramOutput RunForOutput(const std::vector<std::string>& argv);
+
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read, close).
 int FreeLoopbackPort();
 
