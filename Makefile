@@ -5,6 +5,9 @@
 # tests' build (a later `make test` installs and builds the rest).
 BUILD ?= build
 JOBS ?= $(shell nproc)
+# Ninja (ninja-build): it starts compiling sooner than make and keeps both cores busy
+# across folders; its .ninja_log holds each file's compile time (docs/building.md).
+GENERATOR ?= -G Ninja
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # What scripts/demo.sh runs: the imgpipe binary (its train step is libtorch's, built in).
 DEMO_TARGETS ?= imgpipe
@@ -17,7 +20,10 @@ export CCACHE_BASEDIR ?= $(abspath $(CURDIR)/..)
 export CCACHE_NOHASHDIR ?= true
 
 # Configures $(BUILD) unless it is configured already.
-CONFIGURE = [ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+CONFIGURE = [ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(GENERATOR) $(CMAKE_FLAGS)
+# $(call reconfigure,DIR,FLAGS): configures DIR with FLAGS (the generator only the first
+# time: a folder keeps the one it was made with).
+reconfigure = cmake -S . -B $(1) $(if $(wildcard $(1)/CMakeCache.txt),,$(GENERATOR)) $(2)
 
 .PHONY: all deps build test demo bench clean fuzz
 
@@ -42,6 +48,7 @@ demo:
 
 bench: build
 	bash scripts/install-deps.sh --bench
+	cmake --build $(BUILD) -j $(JOBS) --target benchmarks
 	bash bench/run.sh $(BUILD)
 
 clean:
@@ -65,7 +72,7 @@ TSAN_TEST_REGEX ?= ^(pipeline_test\.|loader_test\.|util_test\.ThreadPool\.|io_ht
 test-sanitize: test-asan test-tsan
 
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) $(ASAN_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=address
+	$(call reconfigure,$(ASAN_BUILD),$(ASAN_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=address)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && \
 	  ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 \
@@ -74,7 +81,7 @@ test-asan: deps
 	  ctest --output-on-failure -j $(JOBS)
 
 test-tsan: deps
-	cmake -S . -B $(TSAN_BUILD) $(TSAN_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=thread
+	$(call reconfigure,$(TSAN_BUILD),$(TSAN_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=thread)
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
 	cd $(TSAN_BUILD) && \
 	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \

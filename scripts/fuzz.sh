@@ -22,7 +22,9 @@ jobs=${FUZZ_JOBS:-$(nproc)}  # FUZZ_JOBS=1: one target at a time
 cd "$root"
 
 # 1. Build.
-cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DIMGPIPE_TORCH=OFF \
+generator=()
+[ -f "$build/CMakeCache.txt" ] || ! command -v ninja >/dev/null || generator=(-G Ninja)
+cmake -S . -B "$build" "${generator[@]}" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DIMGPIPE_TORCH=OFF \
       -DIMGPIPE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build "$build" --target fuzzers -j "$jobs"
 

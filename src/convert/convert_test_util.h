@@ -1,4 +1,5 @@
-// Helpers shared by the converter's tests: a shard file that fails like a full disk.
+// Helpers shared by the converter's tests: where the test data is, a shard file that
+// fails like a full disk.
 #pragma once
 
 #include <atomic>
@@ -12,6 +13,9 @@
 #include "util/file.h"
 
 namespace imgpipe {
+
+// ../shared/testdata (IMGPIPE_TESTDATA_DIR).
+inline const std::string kTestData = IMGPIPE_TESTDATA_DIR;
 
 // The bytes the DiskFullFiles may still write, shared by every shard.
 inline std::atomic<int64_t> disk_bytes_left{0};

@@ -27,8 +27,6 @@
 namespace imgpipe {
 namespace {
 
-const std::string kTestData = IMGPIPE_TESTDATA_DIR;
-
 std::string FreshDir(const std::string& name) {
   std::string dir = JoinPath(::testing::TempDir(),
                              "converter_test_" + std::to_string(::getpid()) + "_" + name);

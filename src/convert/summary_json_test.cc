@@ -4,12 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "convert/convert_test_util.h"
 #include "util/file.h"
 
 namespace imgpipe {
 namespace {
-
-const std::string kTestData = IMGPIPE_TESTDATA_DIR;
 
 TEST(SummaryJsonTest, ConvertSummaryHasTheCountsShardsAndRate) {
   ConvertSummary s;

@@ -33,7 +33,7 @@ TEST(OrientationTest, EveryOrientationMovesEveryPixel) {
       ASSERT_EQ(out.height, orientation >= 5 ? 5 : 3) << orientation;
       for (int y = 0; y < out.height; ++y) {
         for (int x = 0; x < out.width; ++x) {
-          int sx, sy;
+          int sx = 0, sy = 0;
           SourceOf(orientation, x, y, image.width, image.height, &sx, &sy);
           for (int c = 0; c < channels; ++c) {
             ASSERT_EQ(out.row(y)[x * channels + c], image.row(sy)[sx * channels + c])

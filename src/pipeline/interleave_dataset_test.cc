@@ -14,7 +14,7 @@
 namespace imgpipe::pipeline {
 namespace {
 
-using Strings = std::vector<std::string>;
+using StringList = std::vector<std::string>;
 
 // "a3" -> a dataset of "a0", "a1", "a2": the letter, then the count.
 DatasetPtr<std::string> Expand(const std::string& element) {
@@ -34,9 +34,9 @@ DatasetPtr<std::string> SlowExpand(const std::string& element) {
   });
 }
 
-const Strings kInput = {"a3", "b1", "c4", "d2", "e0", "f3"};
+const StringList kInput = {"a3", "b1", "c4", "d2", "e0", "f3"};
 
-DatasetPtr<std::string> MakeInterleave(const Strings& input, int cycle, int block, int parallelism,
+DatasetPtr<std::string> MakeInterleave(const StringList& input, int cycle, int block, int parallelism,
                                        DatasetPtr<std::string> (*fn)(const std::string&) = Expand) {
   return Interleave<std::string, std::string>(MakeVectorDataset(input), fn, cycle, block,
                                               parallelism);
@@ -48,7 +48,7 @@ PipelineOptions NonDeterministic() {
   return options;
 }
 
-Strings Sorted(Strings v) {
+StringList Sorted(StringList v) {
   std::sort(v.begin(), v.end());
   return v;
 }
@@ -56,14 +56,14 @@ Strings Sorted(Strings v) {
 TEST(InterleaveDatasetTest, OrderMatchesHandComputedCycles) {
   // cycle 2, block 1: slots {a, b}; b ends and c takes its place, then d replaces a,
   // e is empty, f comes last.
-  const Strings cycle2 = {"a0", "b0", "a1", "a2", "c0", "c1", "d0",
+  const StringList cycle2 = {"a0", "b0", "a1", "a2", "c0", "c1", "d0",
                           "c2", "d1", "c3", "f0", "f1", "f2"};
   // cycle 3, block 2: slots {a, b, c}; b ends after one element, d replaces it; e
   // (empty) replaces a, f replaces e.
-  const Strings cycle3 = {"a0", "a1", "b0", "c0", "c1", "a2", "d0",
+  const StringList cycle3 = {"a0", "a1", "b0", "c0", "c1", "a2", "d0",
                           "d1", "c2", "c3", "f0", "f1", "f2"};
   // cycle 1: a flat map.
-  const Strings cycle1 = {"a0", "a1", "a2", "b0", "c0", "c1", "c2",
+  const StringList cycle1 = {"a0", "a1", "a2", "b0", "c0", "c1", "c2",
                           "c3", "d0", "d1", "f0", "f1", "f2"};
   for (int parallelism : {1, 2, 4, kAutotune}) {
     SCOPED_TRACE("parallelism " + std::to_string(parallelism));
@@ -73,7 +73,7 @@ TEST(InterleaveDatasetTest, OrderMatchesHandComputedCycles) {
     EXPECT_EQ(Collect(MakeInterleave(kInput, 2, 1, parallelism, SlowExpand)), cycle2);
     // More slots than input elements, long blocks.
     EXPECT_EQ(Collect(MakeInterleave({"a2", "b3"}, 5, 2, parallelism)),
-              (Strings{"a0", "a1", "b0", "b1", "b2"}));
+              (StringList{"a0", "a1", "b0", "b1", "b2"}));
     EXPECT_TRUE(Collect(MakeInterleave({}, 3, 1, parallelism)).empty());
     EXPECT_TRUE(Collect(MakeInterleave({"a0", "b0"}, 3, 1, parallelism)).empty());
   }
@@ -86,11 +86,11 @@ TEST(InterleaveDatasetTest, ParallelDeterministicEqualsSequentialOnTfRecordFiles
     return Interleave<std::string, Record>(
         ListFiles({DirName(files[0]) + "/*.tfrecord"}),
         [](const std::string& file) {
-          return TfRecordFiles(MakeVectorDataset(Strings{file}, "file"));
+          return TfRecordFiles(MakeVectorDataset(StringList{file}, "file"));
         },
         4, 3, parallelism);
   };
-  Strings sequential = ElementViews(Collect(make(1)));
+  StringList sequential = ElementViews(Collect(make(1)));
   EXPECT_EQ(sequential.size(), 57u);
   for (int run = 0; run < 5; ++run) {
     EXPECT_EQ(ElementViews(Collect(make(4))), sequential);
@@ -104,9 +104,9 @@ TEST(InterleaveDatasetTest, ParallelDeterministicEqualsSequentialOnTfRecordFiles
 }
 
 TEST(InterleaveDatasetTest, NonDeterministicGivesTheSameMultiset) {
-  Strings want = Collect(MakeInterleave(kInput, 3, 2, 1));
+  StringList want = Collect(MakeInterleave(kInput, 3, 2, 1));
   for (int run = 0; run < 5; ++run) {
-    Strings got =
+    StringList got =
         Collect(MakeInterleave(kInput, 3, 2, 4, SlowExpand), SIZE_MAX, NonDeterministic());
     EXPECT_EQ(Sorted(got), Sorted(want));
   }
@@ -124,11 +124,11 @@ TEST(InterleaveDatasetTest, SaveRestoreAtEveryCut) {
 }
 
 TEST(InterleaveDatasetTest, NonDeterministicSaveRestoreLosesAndRepeatsNothing) {
-  Strings all = Sorted(Collect(MakeInterleave(kInput, 3, 2, 1)));
+  StringList all = Sorted(Collect(MakeInterleave(kInput, 3, 2, 1)));
   for (size_t cut = 0; cut <= all.size(); ++cut) {
     SCOPED_TRACE("cut " + std::to_string(cut));
     IteratorState state;
-    Strings seen;
+    StringList seen;
     {
       auto it = MakeInterleave(kInput, 3, 2, 4, SlowExpand)
                     ->MakeIterator(MakeTestContext(NonDeterministic()));
@@ -138,7 +138,7 @@ TEST(InterleaveDatasetTest, NonDeterministicSaveRestoreLosesAndRepeatsNothing) {
     auto it = MakeInterleave(kInput, 3, 2, 4, SlowExpand)
                   ->MakeIterator(MakeTestContext(NonDeterministic()));
     it->Restore(IteratorState::Deserialize(state.Serialize()));
-    Strings rest = Drain(it);
+    StringList rest = Drain(it);
     seen.insert(seen.end(), rest.begin(), rest.end());
     EXPECT_EQ(Sorted(seen), all);
   }
@@ -160,7 +160,7 @@ TEST(InterleaveDatasetTest, ExceptionsReachTheCaller) {
     // 1. From an inner dataset, after the elements before it, in order.
     auto it = MakeInterleave({"a3", "x5", "b2"}, 2, 1, parallelism, ExpandOrThrow)
                   ->MakeIterator(MakeTestContext());
-    EXPECT_EQ(Drain(it, 5), (Strings{"a0", "x0", "a1", "x1", "a2"}));
+    EXPECT_EQ(Drain(it, 5), (StringList{"a0", "x0", "a1", "x1", "a2"}));
     try {
       it->Next();
       FAIL() << "no error";

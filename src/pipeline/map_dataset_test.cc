@@ -19,7 +19,6 @@ MapFunction<std::string, std::string> Tag() {
   };
 }
 
-DatasetPtr<std::string> Numbers(size_t n) { return MakeVectorDataset(NumberedStrings(n)); }
 
 TEST(MapDataset, SameOrderForEveryThreadCount) {
   auto sequential = ElementViews(Collect(Map<std::string, std::string>(Numbers(200), Tag(), 1)));

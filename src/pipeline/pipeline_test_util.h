@@ -129,6 +129,9 @@ inline std::vector<std::string> NumberedStrings(size_t n, const std::string& pre
   return out;
 }
 
+// A VectorDataset of NumberedStrings(n).
+inline DatasetPtr<std::string> Numbers(size_t n) { return MakeVectorDataset(NumberedStrings(n)); }
+
 // Up to `max` elements of `it` (all of them when it ends first).
 template <typename T>
 std::vector<T> Drain(Iterator<T>& it, size_t max = std::numeric_limits<size_t>::max()) {

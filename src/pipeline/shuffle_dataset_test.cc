@@ -12,7 +12,6 @@
 namespace imgpipe::pipeline {
 namespace {
 
-DatasetPtr<std::string> Numbers(size_t n) { return MakeVectorDataset(NumberedStrings(n)); }
 
 std::vector<std::string> Sorted(std::vector<std::string> v) {
   std::sort(v.begin(), v.end());

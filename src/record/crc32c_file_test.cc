@@ -20,7 +20,7 @@ std::string PatternBytes() {
 
 TEST(Crc32cFile, WriterAndReaderAgreeWithTheCrcOfTheBytes) {
   const std::string bytes = PatternBytes();
-  const std::string path = testing::TempDir() + "crc32c_file.bin";
+  const std::string path = ::testing::TempDir() + "crc32c_file.bin";
   {
     std::unique_ptr<WritableFile> file = OpenWritableFile(path);
     Crc32cWritableFile checksummed(*file);
@@ -47,10 +47,10 @@ TEST(Crc32cFile, MismatchNamesBothValues) {
 }
 
 TEST(Crc32cFile, EmptyAndMissingFiles) {
-  const std::string path = testing::TempDir() + "crc32c_empty.bin";
+  const std::string path = ::testing::TempDir() + "crc32c_empty.bin";
   WriteFileAtomic(path, "");
   EXPECT_EQ(FileCrc32c(path), 0u);
-  EXPECT_THROW(FileCrc32c(testing::TempDir() + "no-such-file"), IoError);
+  EXPECT_THROW(FileCrc32c(::testing::TempDir() + "no-such-file"), IoError);
 }
 
 }  // namespace
