@@ -65,8 +65,10 @@ TSAN_BUILD ?= build-tsan
 SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ASAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=ON
 TSAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=OFF
-TSAN_TESTS ?= pipeline_test loader_test util_test io_http_test
-TSAN_TEST_REGEX ?= ^(pipeline_test\.|loader_test\.|util_test\.ThreadPool\.|io_http_test\.)
+# model_commands_test there is also the test of a build without libtorch: imgpipe's
+# commands work and the model commands say how to get them.
+TSAN_TESTS ?= pipeline_test loader_test util_test io_http_test imgpipe model_commands_test
+TSAN_TEST_REGEX ?= ^(pipeline_test\.|loader_test\.|util_test\.ThreadPool\.|io_http_test\.|model_commands_test\.)
 
 .PHONY: test-sanitize test-asan test-tsan
 test-sanitize: test-asan test-tsan

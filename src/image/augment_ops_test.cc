@@ -69,7 +69,7 @@ TorchvisionRun RunTorchvision(const std::vector<Image>& images, const std::vecto
   const std::string manifest_path = JoinPath(dir, "manifest.txt");
   const std::string out_path = JoinPath(dir, "out.raw"), text_path = JoinPath(dir, "spaces.txt");
   WriteFileAtomic(manifest_path, manifest, false);
-  const std::string command = "/usr/bin/python3 " IMGPIPE_SOURCE_DIR "/src/image/pil_augment.py " +
+  const std::string command = "/usr/bin/python3 " + IMGPIPE_SOURCE_DIR + "/src/image/pil_augment.py " +
                               manifest_path + " " + out_path + " > " + text_path;
   const int status = std::system(command.c_str());
   EXPECT_EQ(status, 0) << command;

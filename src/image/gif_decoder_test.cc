@@ -29,7 +29,7 @@ struct PilGif {
 std::string RunPilGif(const std::vector<std::string>& given) {
   const std::string dir = ::testing::TempDir() + "/pil_gif_" + std::to_string(getpid());
   MakeDirectories(dir);
-  std::string command = "/usr/bin/python3 " IMGPIPE_SOURCE_DIR "/src/image/pil_gif.py " + dir;
+  std::string command = "/usr/bin/python3 " + IMGPIPE_SOURCE_DIR + "/src/image/pil_gif.py " + dir;
   for (const std::string& path : given) command += " " + path;
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   return dir;

@@ -42,7 +42,7 @@ inline std::optional<Image> ReadPillowDecode(const std::string& dir, const std::
 // returns Pillow's Image.open(path).convert("RGB") of each (ReadPillowDecode).
 inline std::map<std::string, std::optional<Image>> PillowDecodes(
     const std::string& dir, const std::map<std::string, std::string>& files) {
-  std::string command = "/usr/bin/python3 " IMGPIPE_SOURCE_DIR "/src/image/pil_decode.py " + dir;
+  std::string command = "/usr/bin/python3 " + IMGPIPE_SOURCE_DIR + "/src/image/pil_decode.py " + dir;
   for (const auto& [name, bytes] : files) {
     WriteFileAtomic(JoinPath(dir, name), bytes, /*sync=*/false);
     command += " " + JoinPath(dir, name);

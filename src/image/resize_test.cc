@@ -188,7 +188,7 @@ std::vector<Image> ResizeWithPil(const std::vector<PilCase>& cases) {
   }
   const std::string manifest_path = JoinPath(dir, "manifest.txt");
   WriteFileAtomic(manifest_path, manifest, false);
-  const std::string command = "/usr/bin/python3 " IMGPIPE_SOURCE_DIR "/src/image/pil_resize.py " +
+  const std::string command = "/usr/bin/python3 " + IMGPIPE_SOURCE_DIR + "/src/image/pil_resize.py " +
                               manifest_path;
   const int status = std::system(command.c_str());
   EXPECT_EQ(status, 0) << command;

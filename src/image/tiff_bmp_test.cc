@@ -18,7 +18,7 @@ namespace {
 std::string WriteVariants() {
   const std::string dir = TestDir("tiff_bmp");
   const std::string command =
-      "cd " IMGPIPE_SOURCE_DIR "/src/image && /usr/bin/python3 pil_tiff_bmp.py " + dir;
+      "cd " + IMGPIPE_SOURCE_DIR + "/src/image && /usr/bin/python3 pil_tiff_bmp.py " + dir;
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   return dir;
 }

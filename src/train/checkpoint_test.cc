@@ -125,7 +125,7 @@ TEST(Checkpoint, TorchvisionLoadsTheWeightsAndAgrees) {
   WriteFileAtomic(probe_path, std::string_view(bytes.data(), bytes.size()));
 
   std::string out = TempPath("check.json");
-  std::string command = "/usr/bin/python3 " IMGPIPE_SOURCE_DIR "/src/train/check_checkpoint.py '" +
+  std::string command = "/usr/bin/python3 " + IMGPIPE_SOURCE_DIR + "/src/train/check_checkpoint.py '" +
                         path + "' '" + probe_path + "' > '" + out + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   nlohmann::json result = nlohmann::json::parse(ReadFile(out));
