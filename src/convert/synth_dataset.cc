@@ -22,14 +22,14 @@
 namespace imgpipe {
 namespace {
 
-uint64_t SplitMix64(uint64_t x) {
+uint64_t SplitMix64Hash(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
 }
 
-uint64_t Mix(uint64_t a, uint64_t b) { return SplitMix64(a ^ SplitMix64(b)); }
+uint64_t Mix(uint64_t a, uint64_t b) { return SplitMix64Hash(a ^ SplitMix64Hash(b)); }
 
 // A counter-based random stream: the n-th draw depends only on (key, n).
 class Stream {
@@ -205,7 +205,7 @@ Image MakeSynthImage(int class_id, int num_classes, int index, int width, int he
       }
       // 4. Colour between background and foreground, brightness, noise.
       const double t = 0.5 + 0.5 * p;
-      const uint64_t noise = SplitMix64(image_key + static_cast<uint64_t>(y) * width + x);
+      const uint64_t noise = SplitMix64Hash(image_key + static_cast<uint64_t>(y) * width + x);
       const double rgb[3] = {bg.r + t * (fg.r - bg.r), bg.g + t * (fg.g - bg.g),
                              bg.b + t * (fg.b - bg.b)};
       for (int c = 0; c < 3; ++c) {

@@ -70,7 +70,9 @@ void ExpectAcceptedEverywhere(const std::string& jpeg, const std::string& clean,
   crop.crop = InnerWindow(pil.width, pil.height);
   Image region;
   const uint64_t crop_warnings = WarningsDuring([&] { region = DecodeJpegRegion(jpeg, path, crop); });
-  if (in_header) EXPECT_EQ(crop_warnings, 1u);
+  if (in_header) {
+    EXPECT_EQ(crop_warnings, 1u);
+  }
   const CropWindow& w = *crop.crop;
   EXPECT_TRUE(SameImage(region, CropImage(pil, w.x, w.y, w.width, w.height)));
   // 3. The whole image and the crop, DCT-scaled: as the clean file's.
@@ -218,7 +220,9 @@ TEST(DecodeWarningsTest, DamagedEntropyDataDecodesAsPillowDoes) {
     const CropWindow& w = *crop.crop;
     EXPECT_TRUE(SameImage(DecodeJpegRegion(bytes, name, crop), CropImage(*pil.at(name), w.x, w.y, w.width, w.height)));
     std::optional<std::string> rewritten = AddJpegRestartMarkers(bytes, name, 1);
-    if (rewritten) EXPECT_TRUE(SameImage(DecodeImage(*rewritten, name), *pil.at(name)));
+    if (rewritten) {
+      EXPECT_TRUE(SameImage(DecodeImage(*rewritten, name), *pil.at(name)));
+    }
   }
 }
 

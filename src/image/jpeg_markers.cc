@@ -1,13 +1,12 @@
 #include "image/jpeg_markers.h"
 
 #include "image/byte_order.h"
+#include "image/jpeg_format.h"
 
 namespace imgpipe {
 namespace {
 
-constexpr int kMarkerApp1 = 0xE1;
-constexpr int kMarkerApp14 = 0xEE;
-constexpr int kMarkerSos = 0xDA;
+using namespace jpeg_format;
 constexpr int kTagOrientation = 0x0112;
 constexpr int kTypeShort = 3;
 

@@ -10,17 +10,13 @@
 #endif
 
 #include "image/byte_order.h"
+#include "image/jpeg_format.h"
 #include "image/jpeg_markers.h"
 
 namespace imgpipe {
 namespace {
 
-constexpr int kMarkerSof0 = 0xC0;  // baseline
-constexpr int kMarkerSof1 = 0xC1;  // extended sequential, Huffman
-constexpr int kMarkerDri = 0xDD;
-constexpr int kMarkerSos = 0xDA;
-constexpr int kMarkerEoi = 0xD9;
-constexpr int kMarkerRst0 = 0xD0;
+using namespace jpeg_format;
 
 bool IsSof(int marker) {
   return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;

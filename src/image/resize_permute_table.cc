@@ -69,7 +69,7 @@ bool Build(const CoefficientView& k, int n, int channels, PermuteTable& t) {
   return true;
 }
 
-struct CacheEntry {
+struct PermuteCacheEntry {
   std::shared_ptr<const Coefficients> owner;
   const int32_t* first = nullptr;
   int n = 0, channels = 0;
@@ -85,16 +85,16 @@ PermuteView PermuteTable::View() const {
 std::shared_ptr<const PermuteTable> PermuteTableFor(std::shared_ptr<const Coefficients> owner,
                                                     const CoefficientView& k, int n,
                                                     int channels) {
-  thread_local std::array<CacheEntry, 2> cache;
+  thread_local std::array<PermuteCacheEntry, 2> cache;
   thread_local size_t next = 0;
-  for (const CacheEntry& e : cache) {
+  for (const PermuteCacheEntry& e : cache) {
     if (e.owner == owner && e.first == k.first && e.n == n && e.channels == channels) {
       return e.table;
     }
   }
   auto table = std::make_shared<PermuteTable>();
   if (!Build(k, n, channels, *table)) table.reset();
-  cache[next] = CacheEntry{std::move(owner), k.first, n, channels, table};
+  cache[next] = PermuteCacheEntry{std::move(owner), k.first, n, channels, table};
   next = (next + 1) % cache.size();
   return table;
 }
