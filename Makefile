@@ -59,9 +59,13 @@ clean:
 # tests and the thread pool) under ThreadSanitizer (build-tsan). Any report fails the run.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-# The ASan build includes libtorch (Debian's is not instrumented, but our code around
-# it is, and LeakSanitizer watches the whole process); the TSan build leaves it out
-# (an uninstrumented libtorch's own threads would give false reports).
+# What the ASan build holds: every library and test of ours, the libtorch layers
+# included (Debian's libtorch is not instrumented, but train/ and extract/ are our code
+# around it: batches handed to tensors, checkpoints, .npy rows, worker processes; and
+# LeakSanitizer watches the whole process); not the benchmarks (never run there) nor the
+# Python module (an instrumented extension does not load into Python). The TSan build
+# leaves libtorch out (an uninstrumented library's own threads give false reports): it
+# is also the build without libtorch whose imgpipe model_commands_test runs.
 SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ASAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=ON
 TSAN_CMAKE_FLAGS ?= $(SANITIZE_CMAKE_FLAGS) -DIMGPIPE_TORCH=OFF

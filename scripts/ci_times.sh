@@ -4,10 +4,22 @@
 # (the Debian packages already installed), and prints each stage's wall time and the
 # total. The clone and the cache live in a scratch folder, removed afterwards; the
 # clone's ../shared is a link to this checkout's.
-#   scripts/ci_times.sh [--keep]      (--keep: leave the scratch folder, and say where)
+#   scripts/ci_times.sh [--keep] [--cache-dir DIR]
+# --keep: leave the scratch folder (clone, logs), and say where.
+# --cache-dir DIR: fill DIR instead of a scratch cache (it must be empty, or just cleared
+#   with `CCACHE_DIR=DIR ccache -C`), e.g. the machine's own, so that the next CI run
+#   there starts warm.
 set -euo pipefail
 keep=0
-if [ "${1:-}" = "--keep" ]; then keep=1; fi
+cache_dir=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --keep) keep=1 ;;
+    --cache-dir) cache_dir="$2"; shift ;;
+    *) echo "usage: scripts/ci_times.sh [--keep] [--cache-dir DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
 root=$(cd "$(dirname "$0")/.." && pwd)
 scratch=$(mktemp -d /tmp/imgpipe-ci-times.XXXXXX)
 if [ "$keep" -eq 0 ]; then trap 'rm -rf "$scratch"' EXIT; fi
@@ -15,9 +27,13 @@ if [ "$keep" -eq 0 ]; then trap 'rm -rf "$scratch"' EXIT; fi
 git clone -q "$root" "$scratch/imgpipe"
 git -C "$scratch/imgpipe" checkout -q "$(git -C "$root" rev-parse HEAD)"
 ln -s "$(cd "$root/../shared" && pwd)" "$scratch/shared"
-export CCACHE_DIR="$scratch/ccache"
+export CCACHE_DIR="${cache_dir:-$scratch/ccache}"
 mkdir -p "$CCACHE_DIR"
-unset CCACHE_BASEDIR
+if [ -n "$(find "$CCACHE_DIR" -type f -size +0 ! -name ccache.conf ! -name stats | head -1)" ]; then
+  echo "ci_times: $CCACHE_DIR holds cached objects: clear it (CCACHE_DIR=$CCACHE_DIR ccache -C)" >&2
+  exit 2
+fi
+unset CCACHE_BASEDIR CCACHE_NOHASHDIR  # the Makefile sets them for the clone
 
 mapfile -t stages < <(grep -E '^make( |$)' "$root/.ci/run")
 echo "ci_times: $(git -C "$root" log -1 --format='%h %s' | cut -c1-80)"
