@@ -29,7 +29,7 @@ git -C "$scratch/imgpipe" checkout -q "$(git -C "$root" rev-parse HEAD)"
 ln -s "$(cd "$root/../shared" && pwd)" "$scratch/shared"
 export CCACHE_DIR="${cache_dir:-$scratch/ccache}"
 mkdir -p "$CCACHE_DIR"
-if [ -n "$(find "$CCACHE_DIR" -type f -size +0 ! -name ccache.conf ! -name stats | head -1)" ]; then
+if [ -n "$(find "$CCACHE_DIR" -type f -size +0 ! -name ccache.conf ! -name stats ! -name CACHEDIR.TAG | head -1)" ]; then
   echo "ci_times: $CCACHE_DIR holds cached objects: clear it (CCACHE_DIR=$CCACHE_DIR ccache -C)" >&2
   exit 2
 fi
