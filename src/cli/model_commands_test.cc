@@ -88,7 +88,8 @@ TEST(ModelCommands, CommandsWithoutAModelLoadNeitherLibtorchNorOpenCv) {
   ASSERT_TRUE(fs::exists(shard));
   const std::string loaded_inspect = LoadedLibraries(kBinary, {"inspect", shard});
   for (const std::string* loaded : {&loaded_convert, &loaded_inspect}) {
-    for (const char* library : {"libtorch", "libc10", "libopencv", "libgdal", "imgpipe_opencv"}) {
+    for (const char* library :
+         {"libtorch", "libc10", "libopencv", "libgdal", "imgpipe_opencv", "libcurl", "libheif"}) {
       EXPECT_FALSE(Mentions(*loaded, library)) << library << " in:\n" << *loaded;
     }
   }

@@ -1,12 +1,11 @@
 #include "image/heif_decoder.h"
 
-#include <libheif/heif.h>
-
 #include <climits>
 #include <cstring>
 #include <memory>
 
 #include "image/decoder_util.h"
+#include "image/heif_library.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -22,24 +21,22 @@ void Check(heif_error error, ImageFormat format, const std::string& path, const 
 
 // A libheif context holding `bytes` (not copied) and its primary image's handle.
 struct HeifPrimary {
-  std::unique_ptr<heif_context, void (*)(heif_context*)> context{nullptr, heif_context_free};
+  std::unique_ptr<heif_context, void (*)(heif_context*)> context{nullptr, Heif().context_free};
   std::unique_ptr<heif_image_handle, void (*)(const heif_image_handle*)> handle{
-      nullptr, heif_image_handle_release};
+      nullptr, Heif().image_handle_release};
   int width = 0, height = 0;
 
   HeifPrimary(ImageFormat format, std::string_view bytes, const std::string& path) {
-    static const bool initialised = heif_init(nullptr).code == heif_error_Ok;
-    (void)initialised;
-    context.reset(heif_context_alloc());
+    context.reset(Heif().context_alloc());
     if (!context) throw DataError(path, std::nullopt, "out of memory opening HEIF");
-    Check(heif_context_read_from_memory_without_copy(context.get(), bytes.data(), bytes.size(),
+    Check(Heif().context_read_from_memory_without_copy(context.get(), bytes.data(), bytes.size(),
                                                      nullptr),
           format, path, "invalid");
     heif_image_handle* h = nullptr;
-    Check(heif_context_get_primary_image_handle(context.get(), &h), format, path, "invalid");
+    Check(Heif().context_get_primary_image_handle(context.get(), &h), format, path, "invalid");
     handle.reset(h);
-    width = heif_image_handle_get_width(h);
-    height = heif_image_handle_get_height(h);
+    width = Heif().image_handle_get_width(h);
+    height = Heif().image_handle_get_height(h);
   }
 };
 
@@ -48,7 +45,7 @@ struct HeifPrimary {
 ImageInfo ReadHeifInfo(ImageFormat format, std::string_view bytes, const std::string& path) {
   HeifPrimary primary(format, bytes, path);
   return MakeHeaderInfo(format, primary.width, primary.height,
-                        heif_image_handle_has_alpha_channel(primary.handle.get()) ? 4 : 3, path);
+                        Heif().image_handle_has_alpha_channel(primary.handle.get()) ? 4 : 3, path);
 }
 
 Image DecodeHeif(ImageFormat format, std::string_view bytes, const std::string& path,
@@ -58,14 +55,14 @@ Image DecodeHeif(ImageFormat format, std::string_view bytes, const std::string& 
   Image image = AllocateImage(primary.width, primary.height, 3, max_pixels, path, HeifName(format));
   // 2. The pixels, 8-bit interleaved RGB, transformations applied.
   heif_image* decoded = nullptr;
-  Check(heif_decode_image(primary.handle.get(), &decoded, heif_colorspace_RGB,
+  Check(Heif().decode_image(primary.handle.get(), &decoded, heif_colorspace_RGB,
                           heif_chroma_interleaved_RGB, nullptr),
         format, path, "cannot decode");
-  std::unique_ptr<heif_image, void (*)(const heif_image*)> owned(decoded, heif_image_release);
+  std::unique_ptr<heif_image, void (*)(const heif_image*)> owned(decoded, Heif().image_release);
   int stride = 0;
-  const uint8_t* plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride);
-  const int width = heif_image_get_width(decoded, heif_channel_interleaved);
-  const int height = heif_image_get_height(decoded, heif_channel_interleaved);
+  const uint8_t* plane = Heif().image_get_plane_readonly(decoded, heif_channel_interleaved, &stride);
+  const int width = Heif().image_get_width(decoded, heif_channel_interleaved);
+  const int height = Heif().image_get_height(decoded, heif_channel_interleaved);
   if (plane == nullptr || width != image.width || height != image.height) {
     throw DataError(path, std::nullopt,
                     std::string(HeifName(format)) + " decoded to " + std::to_string(width) + "x" +

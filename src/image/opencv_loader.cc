@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/shared_library.h"
 
 namespace imgpipe {
 namespace {
@@ -38,23 +39,19 @@ bool TryLoad(const std::string& path, OpenCvModule* module, std::string* why) {
     *why = "not found";
     return false;
   }
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = ::dlerror();
-    *why = error ? error : "dlopen failed";
-    return false;
-  }
-  auto version = reinterpret_cast<decltype(&imgpipe_cv_abi_version)>(
-      ::dlsym(handle, "imgpipe_cv_abi_version"));
-  module->imdecode =
-      reinterpret_cast<decltype(&imgpipe_cv_imdecode)>(::dlsym(handle, "imgpipe_cv_imdecode"));
-  module->release =
-      reinterpret_cast<decltype(&imgpipe_cv_release)>(::dlsym(handle, "imgpipe_cv_release"));
-  if (version == nullptr || module->imdecode == nullptr || module->release == nullptr ||
-      version() != IMGPIPE_OPENCV_ABI_VERSION) {
-    ::dlclose(handle);
-    *why = "not a module of this imgpipe (interface version " +
-           std::to_string(IMGPIPE_OPENCV_ABI_VERSION) + " expected)";
+  void* handle = OpenSharedLibrary(path, why);
+  if (handle == nullptr) return false;
+  try {
+    auto version = SharedLibraryFunction<decltype(&imgpipe_cv_abi_version)>(
+        handle, path, "imgpipe_cv_abi_version");
+    module->imdecode =
+        SharedLibraryFunction<decltype(&imgpipe_cv_imdecode)>(handle, path, "imgpipe_cv_imdecode");
+    module->release =
+        SharedLibraryFunction<decltype(&imgpipe_cv_release)>(handle, path, "imgpipe_cv_release");
+    if (version() != IMGPIPE_OPENCV_ABI_VERSION) throw Error("another interface version");
+  } catch (const Error& e) {
+    *why = std::string("not a module of this imgpipe (interface version ") +
+           std::to_string(IMGPIPE_OPENCV_ABI_VERSION) + " expected: " + e.what() + ")";
     return false;
   }
   module->path = path;

@@ -1,6 +1,5 @@
 #include "io/http_client.h"
 
-#include <curl/curl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,15 +12,11 @@
 #include <thread>
 
 #include "io/aws_sigv4.h"
+#include "io/curl_library.h"
 #include "io/xml_text.h"
 
 namespace imgpipe {
 namespace {
-
-void GlobalInit() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 // `line` (a response header line) names `header` (lower-case); *value gets the trimmed rest.
 bool HeaderIs(const std::string& line, const char* header, std::string* value) {
@@ -88,7 +83,7 @@ size_t OnHeader(char* data, size_t, size_t n, void* user) {
 size_t OnBody(char* data, size_t, size_t n, void* user) {
   auto* a = static_cast<Attempt*>(user);
   long status = 0;
-  curl_easy_getinfo(a->handle, CURLINFO_RESPONSE_CODE, &status);
+  Curl().easy_getinfo(a->handle, CURLINFO_RESPONSE_CODE, &status);
   if (status < 200 || status >= 300) {  // an error page: its start kept for the message
     a->error_body.append(data, std::min(n, 4096 - std::min<size_t>(4096, a->error_body.size())));
     return n;
@@ -137,7 +132,7 @@ std::string DescribeXmlError(std::string_view body) {
 class HttpClient::HandlePool {
  public:
   ~HandlePool() {
-    for (CURL* h : free_) curl_easy_cleanup(h);
+    for (CURL* h : free_) Curl().easy_cleanup(h);
   }
   CURL* Acquire() {
     {
@@ -148,12 +143,12 @@ class HttpClient::HandlePool {
         return h;
       }
     }
-    CURL* h = curl_easy_init();
+    CURL* h = Curl().easy_init();
     if (h == nullptr) throw Error("libcurl: curl_easy_init failed");
     return h;
   }
   void Release(CURL* h) {
-    curl_easy_reset(h);  // keeps the connection cache
+    Curl().easy_reset(h);  // keeps the connection cache
     std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(h);
   }
@@ -165,7 +160,7 @@ class HttpClient::HandlePool {
 
 HttpClient::HttpClient(HttpOptions options, HttpSigner signer)
     : options_(std::move(options)), signer_(std::move(signer)), handles_(std::make_unique<HandlePool>()) {
-  GlobalInit();
+  Curl();  // loads libcurl now: a client that cannot work fails where it is made
 }
 
 HttpClient::~HttpClient() = default;
@@ -188,47 +183,47 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
       all.insert(all.end(), signed_headers.begin(), signed_headers.end());
     }
     if (upload) all.push_back("Expect:");  // no 100-continue round trip
-    for (const std::string& header : all) headers = curl_slist_append(headers, header.c_str());
-    curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_NOBODY, head ? 1L : 0L);
+    for (const std::string& header : all) headers = Curl().slist_append(headers, header.c_str());
+    Curl().easy_setopt(h, CURLOPT_URL, request.url.c_str());
+    Curl().easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    Curl().easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    Curl().easy_setopt(h, CURLOPT_NOBODY, head ? 1L : 0L);
     if (upload) {
-      curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-      curl_easy_setopt(h, CURLOPT_READDATA, &a);
-      curl_easy_setopt(h, CURLOPT_READFUNCTION, &OnUpload);
+      Curl().easy_setopt(h, CURLOPT_UPLOAD, 1L);
+      Curl().easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      Curl().easy_setopt(h, CURLOPT_READDATA, &a);
+      Curl().easy_setopt(h, CURLOPT_READFUNCTION, &OnUpload);
     }
     if (!head && request.method != "GET" && request.method != "PUT") {
-      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+      Curl().easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.low_speed_bytes));
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_seconds));
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    Curl().easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    Curl().easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
+    Curl().easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.low_speed_bytes));
+    Curl().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_seconds));
+    Curl().easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     char error[CURL_ERROR_SIZE] = "";
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &a);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &OnHeader);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &OnBody);
-    const CURLcode rc = curl_easy_perform(h);
+    Curl().easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+    Curl().easy_setopt(h, CURLOPT_HEADERDATA, &a);
+    Curl().easy_setopt(h, CURLOPT_HEADERFUNCTION, &OnHeader);
+    Curl().easy_setopt(h, CURLOPT_WRITEDATA, &a);
+    Curl().easy_setopt(h, CURLOPT_WRITEFUNCTION, &OnBody);
+    const CURLcode rc = Curl().easy_perform(h);
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    Curl().easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_off_t length = -1;
-    curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    Curl().easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
     long connects = 0;
-    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+    Curl().easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
     curl_off_t received = 0, sent = 0;
-    curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &received);
-    curl_easy_getinfo(h, CURLINFO_SIZE_UPLOAD_T, &sent);
+    Curl().easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &received);
+    Curl().easy_getinfo(h, CURLINFO_SIZE_UPLOAD_T, &sent);
     ++requests_;
     connections_ += static_cast<uint64_t>(std::max(0L, connects));
     bytes_received_ += static_cast<uint64_t>(std::max<curl_off_t>(0, received));
     bytes_sent_ += static_cast<uint64_t>(std::max<curl_off_t>(0, sent));
     handles_->Release(h);
-    curl_slist_free_all(headers);
+    Curl().slist_free_all(headers);
     HttpResponse& r = a.response;
     r.status = static_cast<int>(status);
     r.content_length = length;
@@ -251,7 +246,7 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
                                           : (r.status == 429 || r.status >= 500);
     const std::string server_says = DescribeXmlError(a.error_body);
     const std::string what =
-        rc != CURLE_OK ? std::string(*error ? error : curl_easy_strerror(rc))
+        rc != CURLE_OK ? std::string(*error ? error : Curl().easy_strerror(rc))
                        : StatusAdvice(r.status) + (server_says.empty() ? "" : " (the server: " + server_says + ")");
     if (!retryable) throw HttpError(request.url, r.status, request.method + " " + what);
     // 4. The others, after a backoff, until the attempts run out.
