@@ -39,19 +39,17 @@ bool TryLoad(const std::string& path, OpenCvModule* module, std::string* why) {
     *why = "not found";
     return false;
   }
-  void* handle = OpenSharedLibrary(path, why);
-  if (handle == nullptr) return false;
   try {
-    auto version = SharedLibraryFunction<decltype(&imgpipe_cv_abi_version)>(
-        handle, path, "imgpipe_cv_abi_version");
-    module->imdecode =
-        SharedLibraryFunction<decltype(&imgpipe_cv_imdecode)>(handle, path, "imgpipe_cv_imdecode");
-    module->release =
-        SharedLibraryFunction<decltype(&imgpipe_cv_release)>(handle, path, "imgpipe_cv_release");
-    if (version() != IMGPIPE_OPENCV_ABI_VERSION) throw Error("another interface version");
+    const SharedLibrary lib(path, "decodes PNG, WebP, TIFF, BMP, PNM and JPEG 2000");
+    lib.Load(&module->imdecode, "imgpipe_cv_imdecode");
+    lib.Load(&module->release, "imgpipe_cv_release");
+    if (lib.Function<decltype(&imgpipe_cv_abi_version)>("imgpipe_cv_abi_version")() !=
+        IMGPIPE_OPENCV_ABI_VERSION) {
+      throw Error("not a module of this imgpipe (interface version " +
+                  std::to_string(IMGPIPE_OPENCV_ABI_VERSION) + " expected)");
+    }
   } catch (const Error& e) {
-    *why = std::string("not a module of this imgpipe (interface version ") +
-           std::to_string(IMGPIPE_OPENCV_ABI_VERSION) + " expected: " + e.what() + ")";
+    *why = e.what();
     return false;
   }
   module->path = path;

@@ -22,4 +22,10 @@ void* SharedLibrarySymbol(void* handle, const std::string& file, const char* sym
   return address;
 }
 
+SharedLibrary::SharedLibrary(std::string file, const std::string& purpose) : file_(std::move(file)) {
+  std::string error;
+  handle_ = OpenSharedLibrary(file_, &error);
+  if (handle_ == nullptr) throw Error("cannot load " + file_ + ", which " + purpose + ": " + error);
+}
+
 }  // namespace imgpipe

@@ -15,10 +15,27 @@ void* OpenSharedLibrary(const std::string& file, std::string* error);
 // when it is missing.
 void* SharedLibrarySymbol(void* handle, const std::string& file, const char* symbol);
 
-// SharedLibrarySymbol as a function pointer of type F.
-template <typename F>
-F SharedLibraryFunction(void* handle, const std::string& file, const char* symbol) {
-  return reinterpret_cast<F>(SharedLibrarySymbol(handle, file, symbol));
-}
+// An opened library whose functions are looked up by name.
+class SharedLibrary {
+ public:
+  // Opens `file`, or throws Error "cannot load FILE, which PURPOSE: REASON".
+  SharedLibrary(std::string file, const std::string& purpose);
+
+  // The function `symbol` as type F; throws Error naming the library and the symbol.
+  template <typename F>
+  F Function(const char* symbol) const {
+    return reinterpret_cast<F>(SharedLibrarySymbol(handle_, file_, symbol));
+  }
+
+  // Sets `*function` to Function<F>(symbol).
+  template <typename F>
+  void Load(F* function, const char* symbol) const {
+    *function = Function<F>(symbol);
+  }
+
+ private:
+  std::string file_;
+  void* handle_ = nullptr;
+};
 
 }  // namespace imgpipe
