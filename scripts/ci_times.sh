@@ -22,6 +22,7 @@ while [ $# -gt 0 ]; do
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
 scratch=$(mktemp -d /tmp/imgpipe-ci-times.XXXXXX)
+chmod 755 "$scratch"  # some tests run imgpipe as nobody, which must reach the clone
 if [ "$keep" -eq 0 ]; then trap 'rm -rf "$scratch"' EXIT; fi
 
 git clone -q "$root" "$scratch/imgpipe"
