@@ -90,7 +90,7 @@ test-tsan: deps
 	$(call reconfigure,$(TSAN_BUILD),$(TSAN_CMAKE_FLAGS) -DIMGPIPE_SANITIZE=thread)
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
 	cd $(TSAN_BUILD) && \
-	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp" \
 	  ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TEST_REGEX)'
 
 # libFuzzer targets (clang, ASan, UBSan) built in build-fuzz/, each run for FUZZ_SECONDS
