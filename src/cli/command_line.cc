@@ -11,6 +11,11 @@ std::vector<std::string>& CommandLine() {
   return command_line;
 }
 
+int ReportError(const std::exception& e) {
+  std::fprintf(stderr, "imgpipe: error: %s\n", e.what());
+  return 1;
+}
+
 void DescribeProgram(CLI::App& app) {
   app.description("imgpipe: fast image input pipelines, TFRecord conversion and training");
   app.require_subcommand(1);
@@ -25,8 +30,7 @@ int RunCommandLine(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "imgpipe: error: %s\n", e.what());
-    return 1;
+    return ReportError(e);
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ std::vector<std::string>& CommandLine();
 // CLI11's for usage errors and --help, 1 after printing "imgpipe: error: ..." for any
 // other exception, a command's CLI::RuntimeError code, else 0.
 int RunCommandLine(CLI::App& app, int argc, char** argv);
+
+// Prints "imgpipe: error: <what>" to standard error and returns exit status 1.
+int ReportError(const std::exception& e);
 
 // Gives `app` what both binaries share: the description, --version, one command required.
 void DescribeProgram(CLI::App& app);

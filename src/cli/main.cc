@@ -1,7 +1,6 @@
 // The imgpipe binary: parses the command line and runs one subcommand. The model
 // commands (train, extract, classify) run in imgpipe-torch (model_commands.h), so this
 // binary never loads libtorch.
-#include <cstdio>
 #include <exception>
 
 #include "cli/commands.h"
@@ -10,12 +9,11 @@
 int main(int argc, char** argv) {
   using namespace imgpipe::cli;
   // 1. A model command: imgpipe-torch takes over this process with the same arguments.
-  if (ChosenModelCommand(argc, argv) != nullptr) {
+  if (const ModelCommand* command = ChosenModelCommand(argc, argv)) {
     try {
-      ExecTorchBinary(argv);
+      ExecTorchBinary(*command, argv);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "imgpipe: error: %s\n", e.what());
-      return 1;
+      return ReportError(e);
     }
   }
   // 2. Every other command runs here.

@@ -55,16 +55,12 @@ std::string TorchBinaryPath() {
   return (std::filesystem::path(CurrentExecutable()).parent_path() / kTorchBinaryName).string();
 }
 
-void ExecTorchBinary(char** argv) {
+void ExecTorchBinary(const ModelCommand& command, char** argv) {
   const std::string path = TorchBinaryPath();
   ::execv(path.c_str(), argv);
   const int error = errno;
-  int argc = 0;
-  while (argv[argc] != nullptr) ++argc;
-  const ModelCommand* chosen = ChosenModelCommand(argc, argv);
-  const std::string command = chosen ? chosen->name : "this command";
   if (error == ENOENT) {
-    throw Error("imgpipe " + command + " runs a model with libtorch, and this imgpipe was built "
+    throw Error(std::string("imgpipe ") + command.name + " runs a model with libtorch, and this imgpipe was built "
                 "without it (no " + path + "). Install libtorch (Debian 12: apt-get install "
                 "libtorch-dev) and rebuild with -DIMGPIPE_TORCH=ON (the default; make build does "
                 "it). convert, inspect, bench, doctor and synth work without it.");
@@ -76,11 +72,11 @@ void ListModelCommands(CLI::App& app) {
   for (const ModelCommand& c : ModelCommands()) {
     CLI::App* cmd = app.add_subcommand(c.name, c.description);
     cmd->allow_extras();
-    cmd->callback([] {
+    cmd->callback([&c] {
       std::vector<char*> argv;
       for (std::string& arg : CommandLine()) argv.push_back(arg.data());
       argv.push_back(nullptr);
-      ExecTorchBinary(argv.data());
+      ExecTorchBinary(c, argv.data());
     });
   }
 }

@@ -34,10 +34,10 @@ const ModelCommand* ChosenModelCommand(int argc, char** argv);
 // imgpipe-torch's path: beside this process's executable.
 std::string TorchBinaryPath();
 
-// Replaces this process with imgpipe-torch running `argv` unchanged. Returns only by
-// throwing Error: imgpipe-torch is missing (the message says why and how to get it) or
-// cannot be executed.
-[[noreturn]] void ExecTorchBinary(char** argv);
+// Replaces this process with imgpipe-torch running `argv` (which chooses `command`)
+// unchanged. Returns only by throwing Error: imgpipe-torch is missing (the message says
+// why and how to get it) or cannot be executed.
+[[noreturn]] void ExecTorchBinary(const ModelCommand& command, char** argv);
 
 // Adds the model commands to `app` for its --help; chosen, each runs ExecTorchBinary
 // (main normally execs before parsing: see ChosenModelCommand).
