@@ -46,10 +46,7 @@ void PrintSummary(const ConvertOptions& options, const ConvertSummary& s) {
                 static_cast<unsigned long long>(s.rejected),
                 static_cast<unsigned long long>(s.inputs), options.output.c_str());
     if (options.image.jpeg_restart_interval > 0) {
-      std::printf("restart markers (every %d MCUs) added to %llu of %llu JPEGs\n",
-                  options.image.jpeg_restart_interval,
-                  static_cast<unsigned long long>(s.restart_markers_added),
-                  static_cast<unsigned long long>(s.written));
+      std::printf("%s\n", DescribeRestartMarkers(s, options.image.jpeg_restart_interval).c_str());
     }
   } else if (s.shards_done == s.shards_total) {
     std::printf("all %llu shards are done: run the same command with --finalize (and "

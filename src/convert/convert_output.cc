@@ -23,6 +23,13 @@ using nlohmann::json;
 
 constexpr char kStateFolder[] = ".imgpipe";
 
+// [[path, reason], ...] for rejects and JPEGs stored without restart markers.
+json PathReasonsJson(const std::vector<std::pair<std::string, std::string>>& items) {
+  json out = json::array();
+  for (const auto& [path, reason] : items) out.push_back({path, reason});
+  return out;
+}
+
 std::string StatePath(const std::string& output, const std::string& name) {
   return JoinPath(JoinPath(output, kStateFolder), name);
 }
@@ -311,13 +318,13 @@ void UploadShard(const std::string& staging, const std::string& output,
 json ShardPart::ToJson(const PlannedShard& shard) const {
   json classes = json::object();
   for (auto& [label, n] : per_class) classes[std::to_string(label)] = n;
-  json rejected = json::array();
-  for (auto& [path, reason] : rejects) rejected.push_back({path, reason});
+  const json rejected = PathReasonsJson(rejects);
   json doc{{"file", shard.file_name}, {"split", shard.split},
            {"inputs", shard.inputs.size()}, {"records", records},
            {"bytes", bytes}, {"per_class", classes}, {"rejects", rejected}};
   // Only when some were, so that a conversion without restart markers is as before.
   if (restart_markers_added > 0) doc["restart_markers_added"] = restart_markers_added;
+  if (!restart_failures.empty()) doc["restart_failures"] = PathReasonsJson(restart_failures);
   if (shard_crc32c) doc["crc32c"] = *shard_crc32c;
   if (index_crc32c) doc["index_crc32c"] = *index_crc32c;
   return doc;
@@ -328,6 +335,9 @@ ShardPart ShardPart::FromJson(const json& doc) {
   part.records = doc.at("records").get<uint64_t>();
   part.bytes = doc.at("bytes").get<uint64_t>();
   part.restart_markers_added = doc.value("restart_markers_added", uint64_t{0});
+  if (doc.contains("restart_failures")) {
+    for (auto& r : doc.at("restart_failures")) part.restart_failures.emplace_back(r.at(0), r.at(1));
+  }
   for (auto& [label, n] : doc.at("per_class").items()) {
     part.per_class.emplace_back(std::stoi(label), n.get<uint64_t>());
   }
@@ -369,6 +379,7 @@ void CountFinishedShard(const PlannedShard& shard, const ShardPart& part, Conver
   summary->written += part.records;
   summary->rejected += part.rejects.size();
   summary->restart_markers_added += part.restart_markers_added;
+  for (const auto& [path, reason] : part.restart_failures) ++summary->restart_failures[reason];
   summary->output_bytes += part.bytes;
   summary->shards.push_back({shard.file_name, shard.split, part.records, part.bytes});
 }
@@ -385,6 +396,7 @@ void WriteDatasetFiles(const std::string& output, const PlannedConversion& conve
   json splits = json::object();
   json shards = json::array();
   uint64_t written = 0, rejected = 0, restart_markers_added = 0;
+  json restart_failures = json::array();
   for (size_t i = 0; i < plan.shards.size(); ++i) {
     const PlannedShard& shard = plan.shards[i];
     const ShardPart& part = parts[i];
@@ -405,6 +417,7 @@ void WriteDatasetFiles(const std::string& output, const PlannedConversion& conve
     written += part.records;
     rejected += part.rejects.size();
     restart_markers_added += part.restart_markers_added;
+    for (const auto& [path, reason] : part.restart_failures) restart_failures.push_back({path, reason});
   }
   if (written + rejected != inputs.size()) {
     throw Error(output + ": written (" + std::to_string(written) + ") + rejected (" +
@@ -429,6 +442,7 @@ void WriteDatasetFiles(const std::string& output, const PlannedConversion& conve
                {"options", plan_doc}};
   if (plan_doc.contains("jpeg_restart_interval")) {
     dataset["restart_markers_added"] = restart_markers_added;
+    dataset["restart_failures"] = restart_failures;  // (path, why) stored as given
   }
   // dataset.json goes last: when it already holds this text, so do the others (a resumed
   // run of a finished conversion writes nothing).

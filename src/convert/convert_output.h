@@ -119,6 +119,8 @@ struct ShardPart {
   uint64_t records = 0;
   uint64_t bytes = 0;                  // of the .tfrecord file
   uint64_t restart_markers_added = 0;  // records whose JPEG was given restart markers
+  // (path, why) for each JPEG stored as given because its restart-marker rewrite failed.
+  std::vector<std::pair<std::string, std::string>> restart_failures;
   // (class, records) for each class with records, by class: flat, because every
   // shard's part is held until the summary is written (10M images in 340 shards of
   // ~9,500 classes each: 52 MB this way, ~150 MB as map nodes).

@@ -175,6 +175,9 @@ void ConvertShards(const ConvertOptions& options, const PlannedConversion& conve
           index.push_back(writer.Write(result.example.record));
           ++part.records;
           part.restart_markers_added += result.example.restart_markers_added;
+          if (!result.example.restart_failure.empty()) {
+            part.restart_failures.emplace_back(inputs.path(input), result.example.restart_failure);
+          }
           ++per_class[result.label];
         } else {
           part.rejects.emplace_back(inputs.path(input), result.reject_reason);
@@ -258,6 +261,20 @@ ConvertSummary RunConvert(const ConvertOptions& options, const ConvertProgressCa
   }
   summary.seconds = SecondsSince(start);
   return summary;
+}
+
+std::string DescribeRestartMarkers(const ConvertSummary& summary, int interval) {
+  std::string line = "restart markers (every " + std::to_string(interval) + " MCUs) added to " +
+                     std::to_string(summary.restart_markers_added) + " of " +
+                     std::to_string(summary.written) + " JPEGs";
+  uint64_t failed = 0;
+  std::string reasons;
+  for (const auto& [reason, n] : summary.restart_failures) {
+    failed += n;
+    reasons += (reasons.empty() ? "" : ", ") + reason + " (" + std::to_string(n) + ")";
+  }
+  if (failed > 0) line += "; " + std::to_string(failed) + " stored as given: " + reasons;
+  return line;
 }
 
 }  // namespace imgpipe

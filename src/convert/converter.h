@@ -65,6 +65,9 @@ struct ConvertSummary {
   uint64_t rejected = 0;        // rejects in finished shards
   uint64_t restart_markers_added = 0;  // records in finished shards whose JPEG was
                                        // rewritten with restart markers
+  // Why JPEGs of finished shards that needed restart markers were stored as given, and
+  // how many for each reason (the paths: dataset.json's restart_failures).
+  std::map<std::string, uint64_t> restart_failures;
   uint64_t shards_total = 0;
   uint64_t shards_done = 0;     // finished, by any worker or earlier run
   uint64_t shards_this_run = 0; // converted by this call
@@ -97,5 +100,9 @@ ConvertSummary RunConvert(const ConvertOptions& options,
 // is missing or does not check out and the workers (of options.num_workers) to rerun;
 // then no summary file is written.
 ConvertSummary FinalizeConvert(const ConvertOptions& options);
+
+// The summary's line on restart markers: "restart markers (every 1 MCUs) added to N of
+// M JPEGs", then "; K stored as given: REASON (n), ..." when some rewrites failed.
+std::string DescribeRestartMarkers(const ConvertSummary& summary, int interval);
 
 }  // namespace imgpipe

@@ -612,6 +612,45 @@ TEST(RunConvert, JpegsWithWarningsConvert) {
   }
 }
 
+// A JPEG that decodes but whose restart-marker rewrite fails is stored as given and
+// counted, beside a photo that gets its markers (issue 44: nothing lost).
+TEST(RunConvert, JpegWhoseRewriteFailsIsStoredAsGivenAndCounted) {
+  const std::string dir = FreshDir("rewrite_fails");
+  const std::vector<unsigned char> gray(64 * 24, 120);
+  const std::string odd = WithDcPastBaselineRange(TurboEncode(gray, 64, 24, TJPF_GRAY, TJSAMP_GRAY, 0));
+  MakeDirectories(dir + "/in/a");
+  WriteFileAtomic(dir + "/in/a/odd.jpg", odd);
+  Link(kTestData + "/images/hymenoptera/val/bees/10870992_eebeeb3a12.jpg", dir + "/in/a/bee.jpg");
+  ConvertOptions options;
+  options.input = dir + "/in";
+  options.output = dir + "/out";
+  options.image.jpeg_restart_interval = 1;
+  ConvertSummary summary = RunConvert(options);
+  ASSERT_TRUE(summary.complete);
+  EXPECT_EQ(summary.written, 2u);
+  EXPECT_EQ(summary.rejected, 0u);
+  EXPECT_EQ(summary.restart_markers_added, 1u);
+  const std::string reason = "cannot rewrite the JPEG: DCT coefficient out of range";
+  EXPECT_EQ(summary.restart_failures, (std::map<std::string, uint64_t>{{reason, 1}}));
+  EXPECT_EQ(DescribeRestartMarkers(summary, 1),
+            "restart markers (every 1 MCUs) added to 1 of 2 JPEGs; 1 stored as given: " + reason + " (1)");
+  for (const Example& e : ReadAllRecords(options.output, summary)) {
+    const std::string name(*GetBytesFeature(e.features(), image_keys::kFilename));
+    const std::string stored(*GetBytesFeature(e.features(), image_keys::kEncoded));
+    if (name == "a/odd.jpg") {
+      EXPECT_EQ(stored, odd);
+    } else {
+      EXPECT_EQ(JpegLayoutOf(stored).restart_interval, 1) << name;
+    }
+  }
+  auto dataset = nlohmann::json::parse(ReadFile(JoinPath(options.output, "dataset.json")));
+  EXPECT_EQ(dataset["restart_markers_added"], 1);
+  EXPECT_EQ(dataset["restart_failures"], nlohmann::json::array({{dir + "/in/a/odd.jpg", reason}}));
+  // A resumed run of the finished conversion counts the same from the part files.
+  options.resume = true;
+  EXPECT_EQ(RunConvert(options).restart_failures, summary.restart_failures);
+}
+
 // --jpeg-restart-interval is part of the plan, only when set: workers and resumed runs
 // must agree on it; a conversion begun without it resumes without it.
 TEST(RunConvert, ResumeWithAnotherJpegRestartIntervalIsRefusedWithTheReason) {

@@ -88,12 +88,13 @@ StoredImage StoreImage(std::string bytes, const std::string& path,
                        const ImageExampleOptions& options) {
   StoredImage out = CheckOrReencodeImage(std::move(bytes), path, options);
   if (options.jpeg_restart_interval <= 0) return out;
-  std::optional<std::string> marked =
+  JpegRestartRewrite marked =
       AddJpegRestartMarkers(out.bytes, path, options.jpeg_restart_interval, options.max_pixels);
-  if (marked) {
-    out.bytes = std::move(*marked);
+  if (marked.jpeg) {
+    out.bytes = std::move(*marked.jpeg);
     out.restart_markers_added = true;
   }
+  out.restart_failure = std::move(marked.failure);
   return out;
 }
 
@@ -127,7 +128,7 @@ ImageExample MakeImageExample(const InputImage& input, const std::string& class_
   Features* f = example.mutable_features();
   SetImageFeatures(f, image, input.label, class_text, options);
   AddBytesFeature(f, image_keys::kFilename, input.name);
-  return {SerializeExample(example), image.restart_markers_added};
+  return {SerializeExample(example), image.restart_markers_added, image.restart_failure};
 }
 
 std::string RejectReason(const std::exception& error, const std::string& path) {

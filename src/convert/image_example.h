@@ -65,6 +65,8 @@ struct StoredImage {
   ImageInfo info;
   ImageSize original;
   bool restart_markers_added = false;
+  std::string restart_failure;  // why a JPEG that needed restart markers is stored as
+                                // given (JpegRestartRewrite::failure); empty otherwise
 };
 
 // The image `bytes` (read from `path`, which names them in errors) as a record stores
@@ -84,6 +86,7 @@ void SetImageFeatures(Features* f, const StoredImage& image, int label,
 struct ImageExample {
   std::string record;                  // the serialized tf.train.Example
   bool restart_markers_added = false;  // by options.jpeg_restart_interval
+  std::string restart_failure;         // StoredImage::restart_failure
 };
 
 // Reads `input.path` (a file, or an object of a URL manifest) and returns its Example:

@@ -142,7 +142,7 @@ ImageExample MakeRecordExample(const RecordInputs& records, size_t i, const std:
     std::optional<std::string_view> file_name = GetBytesFeature(*f, "file_name");  // TFDS's
     AddBytesFeature(f, image_keys::kFilename, file_name ? *file_name : std::string_view(name));
   }
-  return {SerializeExample(example), image.restart_markers_added};
+  return {SerializeExample(example), image.restart_markers_added, image.restart_failure};
 }
 
 }  // namespace imgpipe

@@ -42,6 +42,7 @@ std::string ConvertSummaryJson(const ConvertSummary& s) {
                            {"written", s.written},
                            {"rejected", s.rejected},
                            {"restart_markers_added", s.restart_markers_added},
+                           {"restart_failures", s.restart_failures},
                            {"complete", s.complete},
                            {"shards_total", s.shards_total},
                            {"shards_done", s.shards_done},

@@ -86,7 +86,7 @@ void ExpectAcceptedEverywhere(const std::string& jpeg, const std::string& clean,
   EXPECT_NO_THROW(EntropyDecodeJpeg(jpeg, path, crop));
   // 4. The restart-marker rewrite (imgpipe convert --jpeg-restart-interval 1): it
   //    converts, to Pillow's pixels, without the warning.
-  std::optional<std::string> marked = AddJpegRestartMarkers(jpeg, path, 1);
+  std::optional<std::string> marked = AddJpegRestartMarkers(jpeg, path, 1).jpeg;
   if (marked) {
     EXPECT_EQ(WarningsDuring([&] { EXPECT_TRUE(SameImage(DecodeImage(*marked, path), pil)); }), 0u);
   } else {  // already marked every MCU: kept as it is
@@ -154,7 +154,7 @@ TEST(DecodeWarningsTest, ExtraneousBytesBeforeMarkersDecodeAsPillowDoes) {
 // decoder's read-ahead, which libjpeg does not count, leaves some: 2 do not warn).
 TEST(DecodeWarningsTest, ExtraneousBytesInRestartMarkedFilesDecodeAsPillowDoes) {
   const std::optional<std::string> marked =
-      AddJpegRestartMarkers(ReadFile(TestDataPath(kAnt)), kAnt, 1);
+      AddJpegRestartMarkers(ReadFile(TestDataPath(kAnt)), kAnt, 1).jpeg;
   ASSERT_TRUE(marked);
   const size_t middle = marked->find("\xFF\xDA"s) + (marked->size() - marked->find("\xFF\xDA"s)) / 2;
   std::map<std::string, std::string> files = {
@@ -201,7 +201,7 @@ TEST(DecodeWarningsTest, DamagedEntropyDataDecodesAsPillowDoes) {
   bad_code.replace(middle, 8, "\xFF\x00\xFF\x00\xFF\x00\xFF\x00"s);
   std::string hit_marker = clean;
   hit_marker.replace(middle, 2, "\xFF\xD5"s);
-  const std::string marked = *AddJpegRestartMarkers(clean, kAnt, 1);
+  const std::string marked = *AddJpegRestartMarkers(clean, kAnt, 1).jpeg;
   std::string resync = marked;
   const size_t rst = resync.find("\xFF\xD3"s, resync.find("\xFF\xDA"s) + (resync.size() - sos) / 2);
   ASSERT_NE(rst, std::string::npos);
@@ -219,7 +219,7 @@ TEST(DecodeWarningsTest, DamagedEntropyDataDecodesAsPillowDoes) {
     crop.crop = InnerWindow(whole.width, whole.height);
     const CropWindow& w = *crop.crop;
     EXPECT_TRUE(SameImage(DecodeJpegRegion(bytes, name, crop), CropImage(*pil.at(name), w.x, w.y, w.width, w.height)));
-    std::optional<std::string> rewritten = AddJpegRestartMarkers(bytes, name, 1);
+    std::optional<std::string> rewritten = AddJpegRestartMarkers(bytes, name, 1).jpeg;
     if (rewritten) {
       EXPECT_TRUE(SameImage(DecodeImage(*rewritten, name), *pil.at(name)));
     }
@@ -231,7 +231,7 @@ TEST(DecodeWarningsTest, DamagedEntropyDataDecodesAsPillowDoes) {
 TEST(DecodeWarningsTest, TruncatedJpegsStayErrorsEverywhere) {
   const std::string clean = ReadFile(TestDataPath(kAnt));
   const std::string padded = PadBefore(clean, 0xDB, "\0\0"s);
-  const std::string marked = *AddJpegRestartMarkers(clean, kAnt, 1);
+  const std::string marked = *AddJpegRestartMarkers(clean, kAnt, 1).jpeg;
   std::map<std::string, std::string> files = {
       {"half.jpg", clean.substr(0, clean.size() / 2)},
       {"no_eoi.jpg", clean.substr(0, clean.size() - 2)},

@@ -19,7 +19,7 @@ namespace imgpipe {
 namespace {
 
 std::string WithRestarts(const std::string& jpeg, int interval) {
-  std::optional<std::string> rewritten = AddJpegRestartMarkers(jpeg, "test.jpg", interval);
+  std::optional<std::string> rewritten = AddJpegRestartMarkers(jpeg, "test.jpg", interval).jpeg;
   if (!rewritten) throw Error("not rewritten");
   return *rewritten;
 }

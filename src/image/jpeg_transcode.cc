@@ -7,6 +7,7 @@
 #include "image/jpeg_lib.h"
 #include "image/jpeg_markers.h"
 #include "util/error.h"
+#include "util/logging.h"
 
 namespace imgpipe {
 namespace {
@@ -29,13 +30,14 @@ void CopyMarkers(jpeg_decompress_struct& in, jpeg_compress_struct& out) {
   }
 }
 
-// The rewrite itself, unchecked; nullopt as AddJpegRestartMarkers.
-std::optional<std::string> Rewrite(std::string_view jpeg, const std::string& path, int interval) {
+// The rewrite itself, unchecked; kept by design or failed as AddJpegRestartMarkers
+// says. Throws DataError where libjpeg cannot read `jpeg`.
+JpegRestartRewrite Rewrite(std::string_view jpeg, const std::string& path, int interval) {
   LibjpegDecompressor d;
   LibjpegCompressor c;
   if (setjmp(d.errors.jump) != 0) throw DataError(path, std::nullopt, JpegReason(d.errors.message));
   if (setjmp(c.errors.jump) != 0) {
-    throw Error(path + ": cannot rewrite the JPEG: " + c.errors.message);
+    return {std::nullopt, std::string("cannot rewrite the JPEG: ") + c.errors.message};
   }
   // 1. The header, keeping every APPn and COM segment.
   jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size());
@@ -45,7 +47,7 @@ std::optional<std::string> Rewrite(std::string_view jpeg, const std::string& pat
   const J_COLOR_SPACE space = d.cinfo.jpeg_color_space;
   if (space == JCS_CMYK || space == JCS_YCCK || d.cinfo.arith_code ||
       (!d.cinfo.progressive_mode && static_cast<int>(d.cinfo.restart_interval) == interval)) {
-    return std::nullopt;
+    return {};
   }
   // 2. The coefficients, written out again with the restart interval.
   jvirt_barray_ptr* coefficients = jpeg_read_coefficients(&d.cinfo);
@@ -56,13 +58,13 @@ std::optional<std::string> Rewrite(std::string_view jpeg, const std::string& pat
   CopyMarkers(d.cinfo, c.cinfo);
   jpeg_finish_compress(&c.cinfo);
   jpeg_finish_decompress(&d.cinfo);
-  return std::string(reinterpret_cast<const char*>(c.output), c.output_size);
+  return {std::string(reinterpret_cast<const char*>(c.output), c.output_size), ""};
 }
 
 }  // namespace
 
-std::optional<std::string> AddJpegRestartMarkers(std::string_view jpeg, const std::string& path,
-                                                 int interval, uint64_t max_pixels) {
+JpegRestartRewrite AddJpegRestartMarkers(std::string_view jpeg, const std::string& path,
+                                         int interval, uint64_t max_pixels) {
   if (interval < 1 || interval > kMaxJpegRestartInterval) {
     throw Error("restart interval must be 1 to " + std::to_string(kMaxJpegRestartInterval) +
                 " MCUs, not " + std::to_string(interval));
@@ -73,18 +75,23 @@ std::optional<std::string> AddJpegRestartMarkers(std::string_view jpeg, const st
   if (!HasEoiAfterScan(jpeg)) {
     throw DataError(path, std::nullopt, "truncated JPEG data (premature end of file)");
   }
-  // 2. The rewrite, kept only if it decodes to the same pixels.
-  std::optional<std::string> rewritten = Rewrite(jpeg, path, interval);
-  if (!rewritten) return std::nullopt;
+  // 2. The rewrite; kept by design when it was not needed.
+  JpegRestartRewrite rewrite = Rewrite(jpeg, path, interval);
+  if (!rewrite.jpeg && rewrite.failure.empty()) return rewrite;
+  // 3. The input decodes (else a DataError: it is refused, rewrite or not), and the
+  //    rewrite to the same pixels; a failed or different rewrite keeps the input.
   DecodeOptions decode;
   decode.max_pixels = max_pixels;
   const Image before = DecodeImage(jpeg, path, decode);
-  const Image after = DecodeImage(*rewritten, path + " (rewritten with restart markers)", decode);
-  if (after.width != before.width || after.height != before.height ||
-      after.channels != before.channels || after.pixels != before.pixels) {
-    return std::nullopt;
+  if (rewrite.jpeg) {
+    const Image after = DecodeImage(*rewrite.jpeg, path + " (rewritten with restart markers)", decode);
+    if (after.width != before.width || after.height != before.height ||
+        after.channels != before.channels || after.pixels != before.pixels) {
+      rewrite = {std::nullopt, "the rewritten JPEG decodes to other pixels"};
+    }
   }
-  return rewritten;
+  if (!rewrite.jpeg) LogWarning(path + ": stored without restart markers: " + rewrite.failure);
+  return rewrite;
 }
 
 }  // namespace imgpipe
