@@ -177,7 +177,7 @@ def main():
     ap.add_argument("--shards", type=int, default=4)
     args = ap.parse_args()
     imgpipe = os.path.abspath(f"{args.build}/src/cli/imgpipe")
-    proxy = os.path.abspath(f"{args.build}/src/io/imgpipe_fault_proxy")
+    proxy = os.path.abspath(f"{args.build}/src/testing/imgpipe_fault_proxy")
     latencies = [int(x) for x in args.latencies.split(",") if x]
     work = tempfile.mkdtemp(prefix="imgpipe-network-bench.")
     server_cpus = set(cpus[args.threads:]) or set(cpus)

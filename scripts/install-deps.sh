@@ -52,7 +52,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# The S3 server of the tests (src/io/s3_test_server.h looks for it here), from the npm
+# The S3 server of the tests (src/testing/s3_test_server.h looks for it here), from the npm
 # registry, pinned; in the user's cache, so no root is needed.
 if [ "${1:-}" != "--demo" ]; then
   s3rver_dir="${IMGPIPE_S3RVER_DIR:-$HOME/.cache/imgpipe/s3rver}"

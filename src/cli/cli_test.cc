@@ -20,7 +20,7 @@
 #include "image/codec.h"
 #include "image/jpeg_test_util.h"
 #include "util/file.h"
-#include "util/unprivileged_test_util.h"
+#include "testing/unprivileged_test_util.h"
 
 extern char** environ;
 

@@ -14,7 +14,7 @@
 
 #include "util/file.h"
 #include "util/subprocess.h"
-#include "util/unprivileged_test_util.h"
+#include "testing/unprivileged_test_util.h"
 
 namespace imgpipe {
 
@@ -31,7 +31,7 @@ inline std::string FreshDir(const std::string& name) {
 
 // Starts imgpipe with `args`, stdout to `stdout_path` and stderr to that path + ".err",
 // with `env` added to the environment; `unprivileged`: as 'nobody' when the test runs
-// as root (util/unprivileged_test_util.h).
+// as root (testing/unprivileged_test_util.h).
 inline pid_t StartBinary(const std::string& binary, const std::vector<std::string>& args,
                          const std::string& stdout_path, bool unprivileged = false,
                          const EnvironmentOverrides& env = {}) {

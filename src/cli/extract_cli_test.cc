@@ -11,7 +11,7 @@
 #include "extract/extract_test_util.h"
 #include "extract/npy_file.h"
 #include "extract/worker_processes.h"
-#include "io/nginx_test_server.h"
+#include "testing/nginx_test_server.h"
 #include "util/file.h"
 
 namespace imgpipe::extract {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "cli/cli_test_util.h"
-#include "io/nginx_test_server.h"
+#include "testing/nginx_test_server.h"
 #include "train/checkpoint.h"
 #include "train/trainer_test_util.h"
 

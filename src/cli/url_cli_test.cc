@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "cli/cli_test_util.h"
-#include "io/fault_proxy.h"
-#include "io/nginx_test_server.h"
-#include "io/s3_test_server.h"
+#include "testing/fault_proxy.h"
+#include "testing/nginx_test_server.h"
+#include "testing/s3_test_server.h"
 #include "io/storage.h"
 
 namespace imgpipe {

@@ -19,7 +19,7 @@
 #include "convert/converter.h"
 #include "io/http_client.h"
 #include "io/io_test_util.h"
-#include "io/s3_test_server.h"
+#include "testing/s3_test_server.h"
 #include "io/storage.h"
 #include "record/index.h"
 #include "util/error.h"

@@ -10,8 +10,7 @@
 //   endpoint:    AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's endpoint_url (or its
 //                s3 endpoint_url), else AWS's own. A custom endpoint (MinIO, Ceph, GCS's
 //                XML API) is addressed path-style unless s3.addressing_style says virtual.
-#ifndef IMGPIPE_IO_AWS_CONFIG_H_
-#define IMGPIPE_IO_AWS_CONFIG_H_
+#pragma once
 
 #include <functional>
 #include <map>
@@ -54,5 +53,3 @@ using EnvLookup = std::function<const char*(const char*)>;
 AwsSettings ResolveAwsSettings(const EnvLookup& env = {});
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_AWS_CONFIG_H_

@@ -7,8 +7,7 @@
 // then value, the headers lower-cased, trimmed, their inner runs of spaces collapsed,
 // repeated names joined with ",", sorted by name. Checked against AWS's published
 // signature test suite (aws_sigv4_test.cc).
-#ifndef IMGPIPE_IO_AWS_SIGV4_H_
-#define IMGPIPE_IO_AWS_SIGV4_H_
+#pragma once
 
 #include <string>
 #include <string_view>
@@ -75,5 +74,3 @@ SigV4Signature SignSigV4(const SigV4Request& request, const AwsCredentials& cred
 std::string AmzDate(long long unix_seconds);
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_AWS_SIGV4_H_

@@ -1,8 +1,7 @@
 // Bytes read at offsets, whatever holds them: a local file, memory, and (next) an object
 // in network storage. The record layer reads through this interface, so nothing above it
 // needs to know which one it reads.
-#ifndef IMGPIPE_IO_BYTE_SOURCE_H_
-#define IMGPIPE_IO_BYTE_SOURCE_H_
+#pragma once
 
 #include <atomic>
 #include <cstddef>
@@ -92,5 +91,3 @@ std::vector<ByteRange> PiecesAlong(const std::vector<ByteRange>& extents, uint64
 std::vector<ByteRange> SplitIntoPieces(ByteRange range, uint64_t piece_bytes);
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_BYTE_SOURCE_H_

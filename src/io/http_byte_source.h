@@ -6,8 +6,7 @@
 //   a changed ETag, a 412 or a Content-Range with another total size is a DataError (the
 //   object changed while it was read; never mixed data); a server that ignores Range, or
 //   answers with a Content-Range that does not parse or starts elsewhere, is an HttpError.
-#ifndef IMGPIPE_IO_HTTP_BYTE_SOURCE_H_
-#define IMGPIPE_IO_HTTP_BYTE_SOURCE_H_
+#pragma once
 
 #include <cstdint>
 #include <memory>
@@ -72,5 +71,3 @@ class HttpByteSource : public ByteSource {
 };
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_HTTP_BYTE_SOURCE_H_

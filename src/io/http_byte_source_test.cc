@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "io/io_test_util.h"
-#include "io/nginx_test_server.h"
+#include "testing/nginx_test_server.h"
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
 #include "util/file.h"

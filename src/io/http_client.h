@@ -10,8 +10,7 @@
 // Easy handles (and so their kept-alive connections) are pooled by the client and shared
 // by the threads that call it. A signer, when set, adds the headers of each attempt (a
 // SigV4 signature carries the time it was made, so every retry is signed anew).
-#ifndef IMGPIPE_IO_HTTP_CLIENT_H_
-#define IMGPIPE_IO_HTTP_CLIENT_H_
+#pragma once
 
 #include <atomic>
 #include <cstdint>
@@ -143,5 +142,3 @@ class HttpClient {
 };
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_HTTP_CLIENT_H_

@@ -1,6 +1,5 @@
 // Helpers shared by the io layer's tests.
-#ifndef IMGPIPE_IO_IO_TEST_UTIL_H_
-#define IMGPIPE_IO_IO_TEST_UTIL_H_
+#pragma once
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -39,5 +38,3 @@ inline std::string ReadRange(const ByteSource& source, uint64_t offset, size_t n
 }
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_IO_TEST_UTIL_H_

@@ -3,8 +3,7 @@
 // pagination, PUT, and multipart uploads above a size. Requests are signed with SigV4
 // (aws_sigv4.h) from the credentials the chain resolved (aws_config.h), or go unsigned
 // (anonymous), or carry a bearer token (GCS); faults are retried by HttpClient's rules.
-#ifndef IMGPIPE_IO_S3_CLIENT_H_
-#define IMGPIPE_IO_S3_CLIENT_H_
+#pragma once
 
 #include <cstdint>
 #include <memory>
@@ -94,5 +93,3 @@ class S3Client {
 };
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_S3_CLIENT_H_

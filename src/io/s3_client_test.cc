@@ -15,7 +15,7 @@
 
 #include "io/aws_sigv4.h"
 #include "io/io_test_util.h"
-#include "io/s3_test_server.h"
+#include "testing/s3_test_server.h"
 #include "io/storage.h"
 #include "record/tfrecord_reader.h"
 #include "util/error.h"

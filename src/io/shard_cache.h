@@ -11,8 +11,7 @@
 // when complete) and SHA256(url).json ({"url", "size", "etag"}); copies being written are
 // SHA256(url).data.PID.N.tmp, removed when the reader stops before the end. Several
 // processes may share a folder (each writes its own temporary files and renames them).
-#ifndef IMGPIPE_IO_SHARD_CACHE_H_
-#define IMGPIPE_IO_SHARD_CACHE_H_
+#pragma once
 
 #include <atomic>
 #include <cstdint>
@@ -85,5 +84,3 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
 };
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_SHARD_CACHE_H_

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "io/io_test_util.h"
-#include "io/nginx_test_server.h"
+#include "testing/nginx_test_server.h"
 #include "io/storage.h"
 #include "util/file.h"
 

@@ -16,8 +16,7 @@
 // their retries (http_client.h) follow IMGPIPE_HTTP_MAX_ATTEMPTS (tries per request,
 // default 8), IMGPIPE_HTTP_BASE_DELAY_MS (first backoff, 100) and
 // IMGPIPE_HTTP_STALL_SECONDS (a body under 1 KiB/s this long is stalled, 20).
-#ifndef IMGPIPE_IO_STORAGE_H_
-#define IMGPIPE_IO_STORAGE_H_
+#pragma once
 
 #include <cstdint>
 #include <functional>
@@ -127,5 +126,3 @@ void UploadStorageFile(const std::string& local, const std::string& path);
 void DeleteStorageFile(const std::string& path);
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_STORAGE_H_

@@ -2,8 +2,7 @@
 // found by tag, their text with entities decoded. Not a general XML parser: no
 // attributes, namespaces or CDATA; an element's text is what lies between its first
 // "<tag>" and the next "</tag>".
-#ifndef IMGPIPE_IO_XML_TEXT_H_
-#define IMGPIPE_IO_XML_TEXT_H_
+#pragma once
 
 #include <cstddef>
 #include <string>
@@ -30,5 +29,3 @@ std::string DecodeXml(std::string_view text);
 std::string FirstXmlText(std::string_view xml, std::string_view tag);
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_XML_TEXT_H_

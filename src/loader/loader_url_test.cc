@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "convert/converter.h"
-#include "io/fault_proxy.h"
+#include "testing/fault_proxy.h"
 #include "io/io_test_util.h"
-#include "io/nginx_test_server.h"
-#include "io/s3_test_server.h"
+#include "testing/nginx_test_server.h"
+#include "testing/s3_test_server.h"
 #include "io/storage.h"
 #include "loader/loader.h"
 #include "loader/loader_test_util.h"

@@ -14,7 +14,7 @@
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
 #include "util/file.h"
-#include "util/unprivileged_test_util.h"
+#include "testing/unprivileged_test_util.h"
 
 namespace imgpipe::pipeline {
 namespace {

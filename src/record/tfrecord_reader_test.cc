@@ -16,7 +16,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/logging.h"
-#include "util/unprivileged_test_util.h"
+#include "testing/unprivileged_test_util.h"
 
 namespace imgpipe {
 namespace {

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
-#include "util/unprivileged_test_util.h"
+#include "testing/unprivileged_test_util.h"
 
 namespace imgpipe {
 namespace {

@@ -1,4 +1,4 @@
-#include "io/fault_proxy.h"
+#include "testing/fault_proxy.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 
 #include "io/http_byte_source.h"
 #include "io/io_test_util.h"
-#include "io/nginx_test_server.h"
+#include "testing/nginx_test_server.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/subprocess.h"

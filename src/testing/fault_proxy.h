@@ -16,8 +16,7 @@
 // libcurl sends a request again by itself when a kept-alive connection closes without an
 // answer, so a dropped kept-alive connection is no retry in HttpByteSource::retries(); a
 // dropped new connection is (fault_proxy_test.cc, DroppedConnectionIsRetried).
-#ifndef IMGPIPE_IO_FAULT_PROXY_H_
-#define IMGPIPE_IO_FAULT_PROXY_H_
+#pragma once
 
 #include <sys/socket.h>
 
@@ -141,5 +140,3 @@ class FaultProxy {
 };
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_FAULT_PROXY_H_

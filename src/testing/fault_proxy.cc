@@ -1,4 +1,4 @@
-#include "io/fault_proxy.h"
+#include "testing/fault_proxy.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -1,8 +1,7 @@
 // Tests' servers: a program started on 127.0.0.1 by the test that needs it, waited for
 // until its port accepts connections, and stopped by pid (SIGTERM, then waited for) when
 // the object goes. The nginx and s3rver fixtures start theirs through it.
-#ifndef IMGPIPE_IO_TEST_SERVER_PROCESS_H_
-#define IMGPIPE_IO_TEST_SERVER_PROCESS_H_
+#pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -83,5 +82,3 @@ class TestServerProcess {
 };
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_TEST_SERVER_PROCESS_H_

@@ -3,15 +3,14 @@
 // its buckets made at start, its objects in a folder of the test's, started by the test
 // that needs it and stopped by pid when the object goes. It does not check signatures
 // (s3_client_test.cc recomputes those of captured requests instead).
-#ifndef IMGPIPE_IO_S3_TEST_SERVER_H_
-#define IMGPIPE_IO_S3_TEST_SERVER_H_
+#pragma once
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "io/storage.h"
-#include "io/test_server_process.h"
+#include "testing/test_server_process.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/subprocess.h"
@@ -73,5 +72,3 @@ class S3TestServer {
 };
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_S3_TEST_SERVER_H_

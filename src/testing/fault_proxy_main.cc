@@ -1,4 +1,4 @@
-// imgpipe_fault_proxy: a FaultProxy (io/fault_proxy.h) in its own process, for benchmarks
+// imgpipe_fault_proxy: a FaultProxy (testing/fault_proxy.h) in its own process, for benchmarks
 // that read through a far region:
 //   imgpipe_fault_proxy --upstream 127.0.0.1:9000 --latency-ms 20 --port-file proxy.port
 // prints http://127.0.0.1:PORT on its own line once it listens (and writes PORT to the
@@ -11,7 +11,7 @@
 #include <exception>
 #include <string>
 
-#include "io/fault_proxy.h"
+#include "testing/fault_proxy.h"
 #include "util/file.h"
 
 int main(int argc, char** argv) {

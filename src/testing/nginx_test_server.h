@@ -2,15 +2,14 @@
 // by the test that needs it and stopped by pid when the object goes. It honours Range and
 // If-Match and sends ETags, as object stores do; /fail503/ answers every request with 503
 // and Retry-After: 0. Each request is a line of access_log().
-#ifndef IMGPIPE_IO_NGINX_TEST_SERVER_H_
-#define IMGPIPE_IO_NGINX_TEST_SERVER_H_
+#pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
 
-#include "io/test_server_process.h"
+#include "testing/test_server_process.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/subprocess.h"
@@ -84,5 +83,3 @@ class NginxTestServer {
 };
 
 }  // namespace imgpipe
-
-#endif  // IMGPIPE_IO_NGINX_TEST_SERVER_H_
