@@ -223,3 +223,12 @@ tiny["tiny.pam"] = (b"P7\nWIDTH %d\nHEIGHT %d\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB
 for name, data in tiny.items():
     write("image_decode_fuzzer", name, data)
 PY
+
+# 4. TIFF in every layout libtiff reads for imgpipe (tiff_decoder.h): the files
+#    tiff_decoder_test.cc compares with Pillow (src/image/pil_tiff_layouts.py: bit depths
+#    1-32, both photometrics and fill orders, float, palette, RGB/RGBA/CMYK at 8 and 16
+#    bits, planes, JPEG/LZW/Deflate/PackBits, tiles, BigTIFF, YCbCr, orientations).
+tiff_dir=$(mktemp -d)
+(cd "$root/src/image" && /usr/bin/python3 pil_tiff_layouts.py "$tiff_dir" > /dev/null)
+for f in "$tiff_dir"/*.tif; do cp "$f" "$out/image_decode_fuzzer/tiff-$(basename "$f")"; done
+rm -rf "$tiff_dir"

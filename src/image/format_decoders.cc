@@ -7,6 +7,7 @@
 #include "image/sgi_decoder.h"
 #include "image/stb_decoder.h"
 #include "image/sun_raster_decoder.h"
+#include "image/tiff_decoder.h"
 #include "image/xbm_decoder.h"
 #include "util/error.h"
 
@@ -17,6 +18,7 @@ bool HasFormatDecoder(ImageFormat format) {
     case ImageFormat::kTga: case ImageFormat::kPsd: case ImageFormat::kIco:
     case ImageFormat::kPcx: case ImageFormat::kSgi: case ImageFormat::kSunRaster:
     case ImageFormat::kXbm: case ImageFormat::kHeif: case ImageFormat::kAvif:
+    case ImageFormat::kTiff:
       return true;
     default:
       return false;
@@ -33,6 +35,7 @@ ImageInfo ReadFormatDecoderInfo(ImageFormat format, std::string_view bytes,
     case ImageFormat::kSunRaster: return ReadSunRasterInfo(bytes, path);
     case ImageFormat::kXbm: return ReadXbmInfo(bytes, path);
     case ImageFormat::kHeif: case ImageFormat::kAvif: return ReadHeifInfo(format, bytes, path);
+    case ImageFormat::kTiff: return ReadTiffInfo(bytes, path);
     default: break;
   }
   throw Error(std::string("ReadFormatDecoderInfo: no decoder for ") + ImageFormatName(format));
@@ -51,6 +54,7 @@ Image DecodeWithFormatDecoder(ImageFormat format, std::string_view bytes,
     case ImageFormat::kXbm: return RgbToChannels(DecodeXbm(bytes, path, max_pixels), channels);
     case ImageFormat::kHeif: case ImageFormat::kAvif:
       return RgbToChannels(DecodeHeif(format, bytes, path, max_pixels), channels);
+    case ImageFormat::kTiff: return RgbToChannels(DecodeTiff(bytes, path, max_pixels), channels);
     default: break;
   }
   throw Error(std::string("DecodeWithFormatDecoder: no decoder for ") + ImageFormatName(format));

@@ -74,7 +74,11 @@ ImageFormat DetectImageFormat(std::string_view bytes) {
   using namespace std::string_view_literals;
   if (StartsWith(bytes, "\xFF\xD8\xFF"sv)) return ImageFormat::kJpeg;
   if (StartsWith(bytes, "\x89PNG\r\n\x1A\n"sv)) return ImageFormat::kPng;
-  if (StartsWith(bytes, "II*\0"sv) || StartsWith(bytes, "MM\0*"sv)) return ImageFormat::kTiff;
+  // TIFF, and BigTIFF (43 for 42).
+  if (StartsWith(bytes, "II*\0"sv) || StartsWith(bytes, "MM\0*"sv) ||
+      StartsWith(bytes, "II+\0"sv) || StartsWith(bytes, "MM\0+"sv)) {
+    return ImageFormat::kTiff;
+  }
   if (StartsWith(bytes, "GIF87a"sv) || StartsWith(bytes, "GIF89a"sv)) return ImageFormat::kGif;
   if (StartsWith(bytes, "RIFF"sv) && bytes.size() >= 12 && bytes.substr(8, 4) == "WEBP"sv) {
     return ImageFormat::kWebp;

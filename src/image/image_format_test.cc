@@ -19,6 +19,8 @@ TEST(ImageFormatTest, DetectsEachSignature) {
   EXPECT_EQ(DetectImageFormat("\x89PNG\r\n\x1A\n\0\0\0\x0DIHDR"s), ImageFormat::kPng);
   EXPECT_EQ(DetectImageFormat("II*\0\x08\0\0\0"s), ImageFormat::kTiff);
   EXPECT_EQ(DetectImageFormat("MM\0*\0\0\0\x08"s), ImageFormat::kTiff);
+  EXPECT_EQ(DetectImageFormat("II+\0\x08\0\0\0"s), ImageFormat::kTiff);  // BigTIFF
+  EXPECT_EQ(DetectImageFormat("MM\0+\0\x08\0\0"s), ImageFormat::kTiff);
   EXPECT_EQ(DetectImageFormat("GIF87a\x01\0\x01\0"s), ImageFormat::kGif);
   EXPECT_EQ(DetectImageFormat("GIF89a\x01\0\x01\0"s), ImageFormat::kGif);
   EXPECT_EQ(DetectImageFormat("RIFF\x24\0\0\0WEBPVP8 "s), ImageFormat::kWebp);

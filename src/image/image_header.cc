@@ -197,88 +197,6 @@ ImageInfo ParseGif(std::string_view bytes, const std::string& path) {
                   "RGB", path);
 }
 
-// TIFF: byte order, 42, offset of IFD0; IFD0's entries give ImageWidth (256),
-// ImageLength (257), PhotometricInterpretation (262), Orientation (274) and
-// SamplesPerPixel (277). The orientation is applied as a JPEG's EXIF one is (5-8 swap
-// width and height): Pillow's and OpenCV's TIFF decoders both apply it (Pillow 9.4's
-// Image.open(...).convert("RGB"), OpenCV 4.6 even with IMREAD_IGNORE_ORIENTATION).
-// Bytes of one value of TIFF type `type` (0: a type ParseTiff does not know).
-uint64_t TiffTypeSize(uint32_t type) {
-  switch (type) {
-    case 1: case 2: case 6: case 7: return 1;   // BYTE, ASCII, SBYTE, UNDEFINED
-    case 3: case 8: return 2;                   // SHORT, SSHORT
-    case 4: case 9: case 11: case 13: return 4;  // LONG, SLONG, FLOAT, IFD
-    case 5: case 10: case 12: return 8;          // RATIONAL, SRATIONAL, DOUBLE
-    default: return 0;
-  }
-}
-
-// Whether a TIFF tag's values decide the pixels: BitsPerSample, StripOffsets,
-// StripByteCounts, ColorMap, TileOffsets, TileByteCounts, ExtraSamples, SampleFormat.
-bool PixelTag(uint32_t tag) {
-  return tag == 258 || tag == 273 || tag == 279 || tag == 320 || tag == 324 || tag == 325 ||
-         tag == 338 || tag == 339;
-}
-
-ImageInfo ParseTiff(std::string_view bytes, const std::string& path) {
-  int64_t width = -1, height = -1, photometric = -1, samples = 1, orientation = 1;
-  const bool big_endian = bytes.size() > 0 && bytes[0] == 'M';
-  for (const TiffEntry& entry : ReadTiffEntries(bytes, path)) {
-    // The values of the pixels' tags must lie in the file (else libtiff may drop the
-    // tag and decode other pixels; Pillow refuses the file as truncated).
-    const uint64_t size = entry.count * TiffTypeSize(entry.type);
-    if (PixelTag(entry.tag) && size > 4 &&
-        !HasBytes(bytes, LoadU32(bytes, entry.value_offset, big_endian), size)) {
-      Fail(path, "truncated TIFF: the values of tag " + std::to_string(entry.tag) +
-                     " lie beyond the end of the file", entry.value_offset);
-    }
-    if (entry.value < 0) continue;  // not one SHORT or LONG
-    switch (entry.tag) {
-      case 256: width = entry.value; break;
-      case 257: height = entry.value; break;
-      case 262: photometric = entry.value; break;
-      case 274: orientation = entry.value >= 1 && entry.value <= 8 ? entry.value : 1; break;
-      case 277: samples = entry.value; break;
-    }
-  }
-  const uint64_t ifd = LoadU32(bytes, 4, bytes[0] == 'M');
-  if (width < 0 || height < 0) Fail(path, "invalid TIFF: no ImageWidth or ImageLength tag", ifd);
-  if (samples < 1 || samples > 4) {
-    Fail(path, "unsupported TIFF: " + std::to_string(samples) + " samples per pixel", ifd);
-  }
-  const bool gray = photometric == 0 || photometric == 1 || (photometric < 0 && samples <= 2);
-  const char* colorspace = gray ? "Grayscale" : photometric == 5 ? "CMYK" : "RGB";
-  ImageInfo info = MakeInfo(ImageFormat::kTiff, width, height, static_cast<int>(samples),
-                            colorspace, path);
-  info.orientation = static_cast<int>(orientation);
-  return info;
-}
-
-}  // namespace
-
-std::vector<TiffEntry> ReadTiffEntries(std::string_view bytes, const std::string& path) {
-  Require(bytes, 0, 8, "TIFF", path);
-  const bool big_endian = bytes[0] == 'M';
-  const uint64_t ifd = LoadU32(bytes, 4, big_endian);
-  Require(bytes, ifd, 2, "TIFF", path);
-  const uint32_t count = LoadU16(bytes, ifd, big_endian);
-  Require(bytes, ifd + 2, uint64_t{12} * count, "TIFF", path);
-  std::vector<TiffEntry> entries(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint64_t at = ifd + 2 + uint64_t{12} * i;
-    TiffEntry& e = entries[i];
-    e.tag = LoadU16(bytes, at, big_endian);
-    e.type = LoadU16(bytes, at + 2, big_endian);
-    e.count = LoadU32(bytes, at + 4, big_endian);
-    e.value_offset = at + 8;
-    if (e.count == 1 && e.type == 3) e.value = LoadU16(bytes, at + 8, big_endian);  // SHORT
-    if (e.count == 1 && e.type == 4) e.value = LoadU32(bytes, at + 8, big_endian);  // LONG
-  }
-  return entries;
-}
-
-namespace {
-
 // WebP: "RIFF" size "WEBP", then a VP8 (lossy), VP8L (lossless) or VP8X (extended) chunk.
 ImageInfo ParseWebp(std::string_view bytes, const std::string& path) {
   Require(bytes, 0, 30, "WebP", path);
@@ -369,7 +287,6 @@ ImageInfo ParseImageHeader(ImageFormat format, std::string_view bytes, const std
   switch (format) {
     case ImageFormat::kPng: return ParsePng(bytes, path);
     case ImageFormat::kBmp: return ParseBmp(bytes, path);
-    case ImageFormat::kTiff: return ParseTiff(bytes, path);
     case ImageFormat::kPnm: return ParsePnm(bytes, path);
     case ImageFormat::kGif: return ParseGif(bytes, path);
     case ImageFormat::kWebp: return ParseWebp(bytes, path);

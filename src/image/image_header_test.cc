@@ -127,19 +127,21 @@ std::string TiffEntry(bool be, uint16_t tag, uint16_t type, uint32_t value) {
          value_field;
 }
 
+// TIFF and BigTIFF headers are read by libtiff (tiff_decoder.h; its tests write whole
+// files): here, that ParseImageHeader routes them there.
 TEST(ImageHeaderTest, Tiff) {
   for (bool be : {false, true}) {
-    std::string tiff = (be ? "MM\0*"s + Be32(8) + Be16(4) : "II*\0"s + Le32(8) + Le16(4)) +
+    // IFD0 with 6 entries at 8, no pixel data (a header read does not reach it).
+    std::string tiff = (be ? "MM\0*"s + Be32(8) + Be16(6) : "II*\0"s + Le32(8) + Le16(6)) +
                        TiffEntry(be, 256, 4, 70000) + TiffEntry(be, 257, 3, 300) +
-                       TiffEntry(be, 262, 3, 5) + TiffEntry(be, 277, 3, 4);
+                       TiffEntry(be, 258, 3, 8) + TiffEntry(be, 262, 3, 5) +
+                       TiffEntry(be, 273, 4, 8) + TiffEntry(be, 277, 3, 4) +
+                       (be ? Be32(0) : Le32(0));
     ExpectInfo(ParseImageHeader(ImageFormat::kTiff, tiff, "a"), 70000, 300, 4, "CMYK");
-    std::string gray = (be ? "MM\0*"s + Be32(8) + Be16(2) : "II*\0"s + Le32(8) + Le16(2)) +
-                       TiffEntry(be, 256, 3, 10) + TiffEntry(be, 257, 3, 20);
-    ExpectInfo(ParseImageHeader(ImageFormat::kTiff, gray, "a"), 10, 20, 1, "Grayscale");
   }
-  EXPECT_EQ(Reason(ImageFormat::kTiff, "II*\0"s + Le32(8) + Le16(1) + TiffEntry(false, 256, 3, 9)),
-            "invalid TIFF: no ImageWidth or ImageLength tag");
-  EXPECT_EQ(Reason(ImageFormat::kTiff, "II*\0"s + Le32(4000)), "truncated TIFF header");
+  EXPECT_TRUE(Reason(ImageFormat::kTiff, "II*\0"s + Le32(8) + Le16(1) + TiffEntry(false, 256, 3, 9))
+                  .starts_with("invalid TIFF: "));
+  EXPECT_TRUE(Reason(ImageFormat::kTiff, "II*\0"s + Le32(4000)).starts_with("invalid TIFF: "));
 }
 
 TEST(ImageHeaderTest, WebpChunks) {

@@ -14,18 +14,9 @@
 namespace imgpipe {
 namespace {
 
-constexpr int kTiffBitsPerSample = 258;
-constexpr int kTiffPhotometric = 262;
-constexpr int kTiffSamplesPerPixel = 277;
-constexpr int kTiffExtraSamples = 338;
-constexpr int kTiffSampleFormat = 339;
-constexpr int kTiffShort = 3;
-
 // How a file's decode departs from a plain cv::imdecode (the header's list).
 struct OpenCvFix {
-  uint64_t unassociated_alpha = 0;  // where ExtraSamples' value 2 lies, to read as 0; 0: none
-  bool float_gray = false;          // TIFF gray with 32-bit float samples
-  int bmp16 = 0;                    // 555 or 565: a 16-bit BMP's layout; 0: none
+  int bmp16 = 0;  // 555 or 565: a 16-bit BMP's layout; 0: none
 };
 
 // The layout of a 16-bit BMP's pixels that OpenCV reads (5-5-5 plain, or bit fields
@@ -46,21 +37,9 @@ int Bmp16Layout(std::string_view bytes) {
   return 0;
 }
 
-OpenCvFix FixFor(std::string_view bytes, const std::string& path, const ImageInfo& info) {
+OpenCvFix FixFor(std::string_view bytes, const ImageInfo& info) {
   OpenCvFix fix;
   if (info.format == ImageFormat::kBmp) fix.bmp16 = Bmp16Layout(bytes);
-  if (info.format != ImageFormat::kTiff) return fix;
-  int64_t bits = 8, photometric = -1, samples = 1, sample_format = 1;
-  for (const TiffEntry& e : ReadTiffEntries(bytes, path)) {
-    if (e.tag == kTiffBitsPerSample && e.value > 0) bits = e.value;  // one sample: inline
-    if (e.tag == kTiffPhotometric) photometric = e.value;
-    if (e.tag == kTiffSamplesPerPixel && e.value > 0) samples = e.value;
-    if (e.tag == kTiffSampleFormat && e.value > 0) sample_format = e.value;
-    if (e.tag == kTiffExtraSamples && e.type == kTiffShort && e.count == 1 && e.value == 2) {
-      fix.unassociated_alpha = e.value_offset;
-    }
-  }
-  fix.float_gray = samples == 1 && photometric == 1 && bits == 32 && sample_format == 3;
   return fix;
 }
 
@@ -94,31 +73,6 @@ Image ImageOfSize(const ImgpipeCvImage& mat, int channels) {
   image.height = mat.rows;
   image.channels = channels;
   image.pixels.resize(image.row_bytes() * image.height);
-  return image;
-}
-
-// Pillow's 8-bit value of a float gray sample (its F -> L conversion): clipped to
-// 0..255 and truncated.
-uint8_t ClipToByte(float v) {
-  if (!(v > 0)) return 0;  // NaN too
-  if (v >= 255) return 255;
-  return static_cast<uint8_t>(v);
-}
-
-// `mat`, one channel of float samples, clipped to bytes as Pillow does, as `channels`
-// (1, or 3 equal ones).
-Image FromFloatGray(const ImgpipeCvImage& mat, int channels) {
-  Image image = ImageOfSize(mat, channels);
-  for (int y = 0; y < image.height; ++y) {
-    uint8_t* dst = image.row(y);
-    const uint8_t* src = RowOf(mat, y);
-    for (int x = 0; x < image.width; ++x) {
-      float sample;
-      std::memcpy(&sample, src + sizeof(float) * x, sizeof(float));
-      const uint8_t v = ClipToByte(sample);
-      std::memset(dst + static_cast<size_t>(x) * channels, v, channels);
-    }
-  }
   return image;
 }
 
@@ -170,38 +124,25 @@ Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const Im
   const std::string name = ImageFormatName(info.format);
   if (bytes.size() > INT_MAX) throw DataError(path, std::nullopt, name + " file over 2 GiB");
   // 1. What OpenCV would decode otherwise than Pillow.
-  const OpenCvFix fix = FixFor(bytes, path, info);
-  std::string copy;  // the bytes with unassociated alpha marked "unspecified"
-  std::string_view input = bytes;
-  if (fix.unassociated_alpha != 0) {
-    copy.assign(bytes);
-    copy[fix.unassociated_alpha] = copy[fix.unassociated_alpha + 1] = 0;
-    input = copy;
-  }
+  const OpenCvFix fix = FixFor(bytes, info);
   // 2. Decode, without OpenCV's EXIF rotation (PNG, WebP): imgpipe applies EXIF only to
-  //    JPEG. A TIFF's Orientation tag OpenCV's TIFF reader applies itself.
-  int mode = kImgpipeCvColor;
-  if (fix.float_gray) {
-    mode = kImgpipeCvUnchanged;
-  } else if (channels == 1 && fix.bmp16 == 0) {
-    mode = kImgpipeCvGray;
-  }
+  //    JPEG.
+  const int mode = channels == 1 && fix.bmp16 == 0 ? kImgpipeCvGray : kImgpipeCvColor;
   const OpenCvModule& module = LoadOpenCvModule();
   DecodedMat mat(module);
   char error[512] = "";
-  const int result = module.imdecode(input.data(), input.size(), mode, fix.float_gray ? 1 : 0,
-                                     mat.get(), error, sizeof(error));
+  const int result =
+      module.imdecode(bytes.data(), bytes.size(), mode, 0, mat.get(), error, sizeof(error));
   if (result == kImgpipeCvFailed) {
     throw DataError(path, std::nullopt, "cannot decode " + name + ": " + error);
   }
   if (result != kImgpipeCvDecoded) {
     throw DataError(path, std::nullopt, "corrupt or truncated " + name + " data");
   }
-  const bool floats = fix.float_gray && mat->channels == 1 && mat->depth == kImgpipeCvDepth32F;
   const bool bmp16 = fix.bmp16 != 0 && mat->channels == 3;
-  const int decoded_channels = floats || bmp16 ? channels : mat->channels;
+  const int decoded_channels = bmp16 ? channels : mat->channels;
   if (mat->cols != info.decoded_width() || mat->rows != info.decoded_height() ||
-      decoded_channels != channels || (!floats && mat->depth != kImgpipeCvDepth8U)) {
+      decoded_channels != channels || mat->depth != kImgpipeCvDepth8U) {
     throw DataError(path, std::nullopt,
                     name + " decoded to " + std::to_string(mat->cols) + "x" +
                         std::to_string(mat->rows) + "x" + std::to_string(mat->channels) +
@@ -210,7 +151,6 @@ Image DecodeWithOpenCv(std::string_view bytes, const std::string& path, const Im
                         (info.orientation >= 5 ? " (oriented)" : ""));
   }
   // 3. Pillow's pixels.
-  if (floats) return FromFloatGray(*mat, channels);
   if (bmp16) WidenBmp16AsPillow(*mat, fix.bmp16);
   return FromMat(*mat, channels);
 }

@@ -11,8 +11,10 @@
 #include <optional>
 #include <string>
 
+#include "image/codec.h"
 #include "image/image.h"
 #include "image/image_test_util.h"
+#include "util/error.h"
 #include "util/file.h"
 
 namespace imgpipe {
@@ -64,6 +66,40 @@ inline ::testing::AssertionResult SameImage(const Image& a, const Image& b) {
     return ::testing::AssertionFailure() << "pixels differ, by up to " << MaxAbsDiff(a, b);
   }
   return ::testing::AssertionSuccess();
+}
+
+// Each file `prefix`*`suffix` of `dir` (written by a pil_*.py script, which ran
+// pil_decode.py on it) is decoded by Pillow, and DecodeImage decodes it to Pillow's
+// pixels (max difference 0; integer gray of more than 8 bits compared with Pillow's
+// values' top 8 bits: pil_decode.py) and, in gray, to one channel of the same size;
+// ReadImageInfo gives the oriented size. Cut to 3/4 of its bytes it is refused, as
+// Pillow refuses it ("image file is truncated").
+inline void ExpectPillowsPixels(const std::string& dir, const std::string& prefix,
+                                const std::string& suffix) {
+  int checked = 0;
+  for (const std::string& name : ListDirectory(dir)) {
+    if (!name.starts_with(prefix) || !name.ends_with(suffix)) continue;
+    SCOPED_TRACE(name);
+    ++checked;
+    const std::optional<Image> pil = ReadPillowDecode(dir, name);
+    ASSERT_TRUE(pil) << "Pillow refused it";
+    const std::string bytes = ReadFile(JoinPath(dir, name));
+    try {
+      EXPECT_TRUE(SameImage(DecodeImage(bytes, name), *pil));
+      const ImageInfo info = ReadImageInfo(bytes, name);
+      EXPECT_EQ(info.decoded_width(), pil->width);
+      EXPECT_EQ(info.decoded_height(), pil->height);
+      DecodeOptions gray;
+      gray.channels = 1;
+      const Image one = DecodeImage(bytes, name, gray);
+      EXPECT_EQ(one.width, pil->width);
+      EXPECT_EQ(one.height, pil->height);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+    EXPECT_THROW(DecodeImage(bytes.substr(0, bytes.size() * 3 / 4), name), DataError);
+  }
+  EXPECT_GT(checked, 0) << prefix << "*" << suffix;
 }
 
 }  // namespace imgpipe
