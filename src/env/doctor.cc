@@ -5,6 +5,7 @@
 
 #include "env/nvidia_abi.h"
 #include "io/storage.h"
+#include "util/byte_size.h"
 #include "util/error.h"
 #include "util/file.h"
 
@@ -730,19 +731,6 @@ uint64_t PlannedBufferBytesPerProcess(const PlannedTraining& plan, double record
       static_cast<uint64_t>(static_cast<double>(plan.pipeline.shuffle_buffer) * record_bytes);
   // Prefetched batches, plus the one being filled and the one the model is using.
   return shuffle_bytes + static_cast<uint64_t>(prefetch + 2) * batch_bytes;
-}
-
-std::string FormatBytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
 }
 
 DoctorReport RunDoctor(const DoctorOptions& options, LibraryLoader& loader,

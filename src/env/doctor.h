@@ -89,7 +89,5 @@ DoctorReport RunDoctor(const DoctorOptions& options, LibraryLoader& loader,
 // (prefetched, being filled and being used) take in one training process.
 uint64_t PlannedBufferBytesPerProcess(const PlannedTraining& plan, double record_bytes);
 
-// "1.5 GiB", "310.0 MiB", "96.0 KiB", "512 B".
-std::string FormatBytes(uint64_t bytes);
 
 }  // namespace imgpipe::env

@@ -8,6 +8,7 @@
 #include "io/storage.h"
 #include "pipeline/autotune.h"
 #include "pipeline/image_samples.h"
+#include "util/byte_size.h"
 #include "util/error.h"
 
 namespace imgpipe::loader {
@@ -70,19 +71,6 @@ void CheckMemory(const MemoryNeed& need, const LoaderOptions& o) {
       (need.passes > 1 ? ", twice (start_ahead=True overlaps two epochs' passes)" : std::string()) +
       ", the loader needs at least " + FormatBytes(need.minimum_bytes) + ", more than " + limit +
       ": lower batch_size, image_size or shuffle_buffer, or use layout='uint8'");
-}
-
-std::string FormatBytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
 }
 
 }  // namespace imgpipe::loader

@@ -31,7 +31,5 @@ MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o);
 // naming the options and the figures.
 void CheckMemory(const MemoryNeed& need, const LoaderOptions& o);
 
-// `bytes` for people: "1.5 GiB", "600.0 KiB", "12 B".
-std::string FormatBytes(uint64_t bytes);
 
 }  // namespace imgpipe::loader
