@@ -1,6 +1,7 @@
 #include "image/format_decoders.h"
 
 #include "image/decoder_util.h"
+#include "image/dib_decoder.h"
 #include "image/heif_decoder.h"
 #include "image/ico_decoder.h"
 #include "image/pcx_decoder.h"
@@ -8,6 +9,7 @@
 #include "image/stb_decoder.h"
 #include "image/sun_raster_decoder.h"
 #include "image/xbm_decoder.h"
+#include "image/xpm_decoder.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -17,6 +19,7 @@ bool HasFormatDecoder(ImageFormat format) {
     case ImageFormat::kTga: case ImageFormat::kPsd: case ImageFormat::kIco:
     case ImageFormat::kPcx: case ImageFormat::kSgi: case ImageFormat::kSunRaster:
     case ImageFormat::kXbm: case ImageFormat::kHeif: case ImageFormat::kAvif:
+    case ImageFormat::kDib: case ImageFormat::kXpm:
       return true;
     default:
       return false;
@@ -33,6 +36,8 @@ ImageInfo ReadFormatDecoderInfo(ImageFormat format, std::string_view bytes,
     case ImageFormat::kSunRaster: return ReadSunRasterInfo(bytes, path);
     case ImageFormat::kXbm: return ReadXbmInfo(bytes, path);
     case ImageFormat::kHeif: case ImageFormat::kAvif: return ReadHeifInfo(format, bytes, path);
+    case ImageFormat::kDib: return ReadDibInfo(bytes, path);
+    case ImageFormat::kXpm: return ReadXpmInfo(bytes, path);
     default: break;
   }
   throw Error(std::string("ReadFormatDecoderInfo: no decoder for ") + ImageFormatName(format));
@@ -51,6 +56,8 @@ Image DecodeWithFormatDecoder(ImageFormat format, std::string_view bytes,
     case ImageFormat::kXbm: return RgbToChannels(DecodeXbm(bytes, path, max_pixels), channels);
     case ImageFormat::kHeif: case ImageFormat::kAvif:
       return RgbToChannels(DecodeHeif(format, bytes, path, max_pixels), channels);
+    case ImageFormat::kDib: return DecodeDib(bytes, path, channels, max_pixels);
+    case ImageFormat::kXpm: return RgbToChannels(DecodeXpm(bytes, path, max_pixels), channels);
     default: break;
   }
   throw Error(std::string("DecodeWithFormatDecoder: no decoder for ") + ImageFormatName(format));
