@@ -89,7 +89,8 @@ TEST(ModelCommands, CommandsWithoutAModelLoadNeitherLibtorchNorOpenCv) {
   const std::string loaded_inspect = LoadedLibraries(kBinary, {"inspect", shard});
   for (const std::string* loaded : {&loaded_convert, &loaded_inspect}) {
     for (const char* library :
-         {"libtorch", "libc10", "libopencv", "libgdal", "imgpipe_opencv", "libcurl", "libheif"}) {
+         {"libtorch", "libc10", "libopencv", "libgdal", "imgpipe_opencv", "libcurl", "libheif",
+          "libwebpdemux"}) {
       EXPECT_FALSE(Mentions(*loaded, library)) << library << " in:\n" << *loaded;
     }
   }

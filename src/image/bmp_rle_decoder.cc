@@ -56,11 +56,12 @@ RleBmpHeader ParseHeader(std::string_view bytes, const std::string& path) {
 // `position` pixels written so far, `x` its idea of the column).
 class RleIndexDecoder {
  public:
-  RleIndexDecoder(std::string_view bytes, const RleBmpHeader& h)
-      : bytes_(bytes), at_(h.data_offset), rle4_(h.rle4), width_(h.width),
+  RleIndexDecoder(std::string_view bytes, const RleBmpHeader& h, const std::string& path)
+      : bytes_(bytes), path_(path), at_(h.data_offset), rle4_(h.rle4), width_(h.width),
         total_(static_cast<uint64_t>(h.width) * h.height), indices_(total_, 0) {}
 
-  // Decodes every code up to the end of bitmap, the image's end or the data's end.
+  // Decodes every code up to the end of bitmap or the image's end; throws DataError where
+  // the data ends before either.
   void Run() {
     while (position_ < total_) {
       if (!HasBytes(bytes_, at_, 2)) return Ended();
@@ -87,10 +88,18 @@ class RleIndexDecoder {
 
  private:
   void Repair(uint64_t at, const std::string& what) {
-    if (repairs_++ == 0) first_repair_ = "BMP run-length code at byte " + std::to_string(at) + ": " + what;
+    if (repairs_++ == 0) {
+      first_repair_ = "BMP run-length code at byte " + std::to_string(at) + ": " + what;
+    }
   }
 
-  void Ended() { Repair(at_, "the data ends before the image is whole; the rest left 0"); }
+  // Data that ends before the image is whole, without the end-of-bitmap code: truncated,
+  // as Pillow refuses it ("not enough image data").
+  [[noreturn]] void Ended() {
+    throw DataError(path_, bytes_.size(),
+                    "truncated BMP: the run-length data ends before the image is whole "
+                    "(no end-of-bitmap code)");
+  }
 
   // Writes `index` at the position, unless it is past the image's end; moves on.
   void Put(uint8_t index) {
@@ -148,6 +157,7 @@ class RleIndexDecoder {
   }
 
   std::string_view bytes_;
+  const std::string& path_;
   uint64_t at_;
   const bool rle4_;
   const uint64_t width_, total_;
@@ -180,7 +190,7 @@ bool IsRleBmp(std::string_view bytes) {
 Image DecodeBmpRle(std::string_view bytes, const std::string& path, uint64_t max_pixels) {
   const RleBmpHeader h = ParseHeader(bytes, path);
   Image image = AllocateImage(h.width, h.height, 3, max_pixels, path, "BMP");
-  RleIndexDecoder decoder(bytes, h);
+  RleIndexDecoder decoder(bytes, h, path);
   decoder.Run();
   const std::array<uint8_t, 768> palette = ReadPalette(bytes, h);
   // 4. Indices to pixels, the first stored row at the bottom unless top-down.

@@ -15,16 +15,17 @@
 // Decoded as Pillow 9.4 decodes them (BmpImagePlugin.py's BmpRleDecoder, a linear
 // buffer of indices), leniently, and each departure from the format counted as a repair:
 // an encoded run past its row's end is cut there; an absolute run past it continues on
-// the next row (Pillow's result); pixels past the image's end are dropped; data that ends
-// before the end-of-bitmap code and before the image is whole leaves the rest 0. A decode
-// with repairs is reported to ReportDecodeWarnings (decode_warnings.h) with their count
-// and the first. Two places follow the format rather than Pillow 9.4, whose reads there
+// the next row (Pillow's result); pixels past the image's end are dropped. A decode with
+// repairs is reported to ReportDecodeWarnings (decode_warnings.h) with their count and
+// the first. Rows that end early (end of line) leave the rest of the row 0, and data that
+// covers the image needs no end-of-bitmap code; data that ends before the image is whole
+// without one is truncated (a DataError, as Pillow refuses it). Two places follow the format rather than Pillow 9.4, whose reads there
 // are bugs Pillow fixed later: a delta is 2 bytes (9.4 reads 4, python-pillow/Pillow#9443),
 // and an odd-length RLE4 absolute run keeps its last pixel (9.4 drops it and loses the
 // alignment, #9710). An end-of-bitmap code before the image is whole is the format's own
-// (the rest 0; Pillow 9.4 refuses such files). Failures (a palette or pixel data past
-// the end of the file, a palette of over 256 colours, RLE at over 8 bits per pixel)
-// throw DataError naming the path and byte offset.
+// (the rest 0; Pillow 9.4 refuses such files). Failures (truncated data, a palette or
+// pixel data past the end of the file, a palette of over 256 colours, RLE at over 8 bits
+// per pixel) throw DataError naming the path and byte offset.
 #pragma once
 
 #include <cstdint>

@@ -77,10 +77,11 @@ Image RgbToChannels(Image rgb, int channels) {
 void LogAnimationOnce(ImageFormat format, const char* name, const std::string& path, int frames) {
   static std::atomic<bool> logged[static_cast<int>(ImageFormat::kXpm) + 1];
   const int index = static_cast<int>(format);
-  if (index < 0 || index > static_cast<int>(ImageFormat::kXpm) || logged[index].exchange(true)) return;
+  if (index < 0 || index > static_cast<int>(ImageFormat::kXpm)) return;
+  if (logged[index].exchange(true)) return;
   LogInfo(path + ": animated " + name + "; decoded frame 1" +
-          (frames > 0 ? " of " + std::to_string(frames) : "") + " (imgpipe reads the first frame of every " +
-          name + "; logged once)");
+          (frames > 0 ? " of " + std::to_string(frames) : "") +
+          " (imgpipe reads the first frame of every " + name + "; logged once)");
 }
 
 }  // namespace imgpipe

@@ -51,13 +51,15 @@ std::string DibAsBmp(std::string_view dib, bool halve_height, uint64_t offset,
   put32(2, bmp.size());
   put32(10, 14 + header + masks + uint64_t{colors} * entry_bytes);
   if (DetectImageFormat(bmp) != ImageFormat::kBmp) {
-    throw DataError(path, offset, std::string("invalid ") + kind + ": the image is not a BMP bitmap");
+    throw DataError(path, offset,
+                    std::string("invalid ") + kind + ": the image is not a BMP bitmap");
   }
   return bmp;
 }
 
 ImageInfo ReadDibInfo(std::string_view bytes, const std::string& path) {
-  ImageInfo info = ParseImageHeader(ImageFormat::kBmp, DibAsBmp(bytes, false, 0, path, "DIB"), path);
+  ImageInfo info =
+      ParseImageHeader(ImageFormat::kBmp, DibAsBmp(bytes, false, 0, path, "DIB"), path);
   info.format = ImageFormat::kDib;
   return info;
 }

@@ -44,10 +44,12 @@ Image DecodeAnimatedWebp(std::string_view bytes, const std::string& path, const 
   const WebpAnimLibrary& lib = WebpAnim();
   AnimDecoder decoder(lib, bytes);
   if (decoder.get() == nullptr) {
-    throw DataError(path, std::nullopt, "corrupt or truncated animated WebP (libwebp's demuxer refuses it)");
+    throw DataError(path, std::nullopt,
+                    "corrupt or truncated animated WebP (libwebp's demuxer refuses it)");
   }
   WebPAnimInfo anim{};
-  if (!lib.decoder_get_info(decoder.get(), &anim) || anim.canvas_width != static_cast<uint32_t>(info.width) ||
+  if (!lib.decoder_get_info(decoder.get(), &anim) ||
+      anim.canvas_width != static_cast<uint32_t>(info.width) ||
       anim.canvas_height != static_cast<uint32_t>(info.height)) {
     throw DataError(path, std::nullopt,
                     "animated WebP: canvas " + std::to_string(anim.canvas_width) + "x" +

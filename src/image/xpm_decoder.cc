@@ -83,7 +83,9 @@ XpmHeader ParseHeader(std::string_view bytes, XpmLines& lines, const std::string
     if (line.empty()) throw DataError(path, bytes.size(), "invalid XPM: no values line");
     if (MatchHeader(line, h, empty_value)) break;
   }
-  if (empty_value) throw DataError(path, lines.offset(), "invalid XPM: a value missing in the values line");
+  if (empty_value) {
+    throw DataError(path, lines.offset(), "invalid XPM: a value missing in the values line");
+  }
   if (h.key_chars < 1 || h.key_chars > kMaxKeyChars) {
     throw DataError(path, lines.offset(), "unsupported XPM: " + std::to_string(h.key_chars) +
                                               " characters per pixel (1 to 8 are read)");
@@ -147,8 +149,11 @@ void ReadColorLine(std::string_view line, const XpmHeader& h, uint64_t offset, X
     line.remove_suffix(1);
   }
   const size_t key_end = 1 + static_cast<size_t>(h.key_chars);
-  if (line.size() < key_end + 2) throw DataError(path, offset, "invalid XPM: colour line too short");
-  const std::vector<std::string_view> tokens = Tokens(line.substr(key_end, line.size() - 2 - key_end));
+  if (line.size() < key_end + 2) {
+    throw DataError(path, offset, "invalid XPM: colour line too short");
+  }
+  const std::vector<std::string_view> tokens =
+      Tokens(line.substr(key_end, line.size() - 2 - key_end));
   for (size_t i = 0; i + 1 < tokens.size(); i += 2) {
     if (tokens[i] != "c") continue;
     const uint64_t key = KeyOf(line.substr(1, h.key_chars));
@@ -198,7 +203,9 @@ int ReadPixels(XpmLines& lines, const XpmHeader& h, const XpmColors& colors, Ima
       dst[1] = static_cast<uint8_t>(rgb >> 8);
       dst[2] = static_cast<uint8_t>(rgb);
     }
-    if (unknown) repair(lines.offset(), "row " + std::to_string(y) + " has pixels of no colour (black)");
+    if (unknown) {
+      repair(lines.offset(), "row " + std::to_string(y) + " has pixels of no colour (black)");
+    }
   }
   return repairs;
 }
