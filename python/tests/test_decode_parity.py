@@ -407,6 +407,10 @@ def test_decode_image_errors_keep_their_context():
         imgpipe.decode_image(b"DDS |" + b"\0" * 120, path="t.dds")
     assert info.value.path == "t.dds"
     assert info.value.reason == "not an image: DDS texture (unsupported)"
+    # A reason quoting bytes of the file that are not UTF-8 (a WebP's first chunk name).
+    with pytest.raises(imgpipe.DataError) as info:
+        imgpipe.decode_image(b"RIFF\x20\0\0\0WEBPVP8\xa9" + b"\0" * 24)
+    assert info.value.reason == "invalid WebP: unknown first chunk 'VP8\ufffd'"
     truncated = _sun_raster(np.asarray(_picture("RGB")), 24, False)[:200]
     with pytest.raises(imgpipe.DataError) as info:
         imgpipe.decode_image(truncated)

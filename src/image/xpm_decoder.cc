@@ -130,6 +130,16 @@ std::vector<std::string_view> Tokens(std::string_view text) {
   return out;
 }
 
+// `text` for an error message: at most 32 characters, each byte outside printable ASCII
+// as '?' (the reason stays valid UTF-8 for Python's DataError).
+std::string Quoted(std::string_view text) {
+  std::string out(text.substr(0, 32));
+  for (char& c : out) {
+    if (c < 0x20 || c > 0x7E) c = '?';
+  }
+  return "'" + out + "'";
+}
+
 uint64_t KeyOf(std::string_view chars) {
   uint64_t key = 0;
   for (char c : chars) key = key << 8 | static_cast<uint8_t>(c);
@@ -163,9 +173,8 @@ void ReadColorLine(std::string_view line, const XpmHeader& h, uint64_t offset, X
     }
     const int64_t rgb = ParseHexColor(tokens[i + 1]);
     if (rgb < 0) {
-      throw DataError(path, offset, "unsupported XPM: colour '" +
-                                        std::string(tokens[i + 1].substr(0, 32)) +
-                                        "' (imgpipe reads #RRGGBB and None)");
+      throw DataError(path, offset, "unsupported XPM: colour " + Quoted(tokens[i + 1]) +
+                                        " (imgpipe reads #RRGGBB and None)");
     }
     colors[key] = static_cast<uint32_t>(rgb);
     return;
