@@ -220,6 +220,33 @@ tiny["tiny-rle.sgi"] = (struct.pack(">HBBHHHH", 474, 1, 1, 2, w, h, 1).ljust(512
 tiny["tiny.dcx"] = struct.pack("<II", 0x3ADE68B1, 12) + b"\0\0\0\0" + tiny["tiny.pcx"]
 tiny["tiny.pam"] = (b"P7\nWIDTH %d\nHEIGHT %d\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n"
                     % (w, h)) + rgba.tobytes()
+# Issue 44's paths: RLE8/RLE4 BMPs (runs past a row, an absolute run, a delta, no end
+# code), a DIB, XPM (1 and 2 characters per pixel), an animated WebP, an animated GIF
+# whose second frame's descriptor is garbage, a cursor whose directory size is 0.
+def rle_bmp(w, h, codes, rle4=False):
+    palette = b"".join(bytes([i, 255 - i, (i * 7) % 256, 0]) for i in range(16 if rle4 else 256))
+    offset = 54 + len(palette)
+    return (b"BM" + struct.pack("<IHHI", offset + len(codes), 0, 0, offset) +
+            struct.pack("<IiiHHIIiiII", 40, w, h, 1, 4 if rle4 else 8, 2 if rle4 else 1,
+                        len(codes), 0, 0, 0, 0) + palette + codes)
+tiny["tiny-rle8.bmp"] = rle_bmp(5, 3, bytes([9, 1, 0, 0, 0, 3, 7, 8, 9, 0, 2, 4, 0, 2, 1, 1,
+                                             2, 5]))
+tiny["tiny-rle4.bmp"] = rle_bmp(7, 2, bytes([7, 0x12, 0, 0, 0, 5, 0x34, 0x56, 0x70, 0, 0, 1]),
+                                True)
+tiny["tiny.dib"] = pil(palette, "DIB")
+xpm_rows = ['"%s"' % "".join("ab. "[(x + y) % 4] for x in range(w)) for y in range(h)]
+tiny["tiny.xpm"] = ('/* XPM */\nstatic char *t[] = {\n"%d %d 4 1",\n"a c #FF0000",\n'
+                    '"b c #00ff80",\n". c None",\n"  c #123456",\n' % (w, h) +
+                    ",\n".join(xpm_rows) + "};\n").encode()
+tiny["tiny-2.xpm"] = ('/* XPM */\n"2 2 2 2",\n"aa c #FF0000",\n"b. c #0000FF",\n'
+                      '/* pixels */\n"aab.",\n"b.aa"};\n').encode()
+tiny["tiny-animated.webp"] = pil(rgb, "WEBP", save_all=True, append_images=[rgb.rotate(90)])
+gif = pil(palette, "GIF", save_all=True, append_images=[palette.rotate(90)])
+second = gif.rindex(b"\x2c\0\0\0\0")  # frame 2's descriptor (both frames at 0, 0)
+tiny["tiny-damaged-frame2.gif"] = gif[:second + 1] + b"\xff" * 8 + gif[second + 9:]
+cur = bytearray(b"\0\0\2\0" + tiny["tiny-bmp.ico"][4:])
+cur[14:18] = b"\0\0\0\0"
+tiny["tiny-size0.cur"] = bytes(cur)
 for name, data in tiny.items():
     write("image_decode_fuzzer", name, data)
 PY

@@ -17,7 +17,7 @@ set -euo pipefail
 # What the build needs (make demo builds the imgpipe binary with these).
 packages=(
   build-essential cmake ninja-build mold pkg-config make bc ccache
-  zlib1g-dev libssl-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libgif-dev libstb-dev libheif-dev libtiff-dev
+  zlib1g-dev libssl-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libgif-dev libstb-dev libheif-dev libtiff-dev libwebp-dev
   libprotobuf-dev protobuf-compiler python3-protobuf python3-pil python3-numpy
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   nlohmann-json3-dev libcli11-dev

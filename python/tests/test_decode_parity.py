@@ -4,8 +4,11 @@ Pillow's convert("RGB").
 
 The images: every file under the shared test data that Pillow decodes (the rest, such
 as image_list.txt or the lossless JPEGs Pillow refuses, are skipped), plus files this
-test writes with Pillow in each format and mode Pillow can write, plus small files
-written here byte by byte for formats Pillow reads but cannot write (PSD, Sun raster).
+test writes with Pillow in each format and mode Pillow can write (animated WebP and
+GIF, read to their first frame, the GIF's second frame damaged; DIB), plus small files
+written here byte by byte for formats Pillow reads but cannot write (PSD, Sun raster,
+XPM) and for RLE BMPs whose runs overflow a row or the image or lack the end code, and a
+cursor whose directory gives its image's size as 0.
 
 The reference is Pillow's convert("RGB"), except:
 - JPEG (and MPO, JPEG with more frames): ImageOps.exif_transpose first.
@@ -38,7 +41,7 @@ from conftest import TESTDATA
 
 # Formats (Pillow's names) whose every Pillow-decodable file imgpipe must decode.
 MUST_DECODE = {"JPEG", "MPO", "PNG", "GIF", "BMP", "DIB", "TIFF", "WEBP", "TGA", "ICO", "CUR",
-               "PSD", "PCX", "DCX", "SGI", "SUN", "PPM", "XBM"}
+               "PSD", "PCX", "DCX", "SGI", "SUN", "PPM", "XBM", "XPM"}
 # TIFF is not here: Pillow 9.4 applies a TIFF's Orientation tag when it loads the file
 # (exif_transpose would turn it a second time), as imgpipe does (ParseTiff).
 ORIENTED = {"JPEG", "MPO"}
@@ -148,7 +151,39 @@ def pillow_written_files():
                   _save(_picture("RGBA", (48, 48)), "ICO", sizes=[(16, 16), (48, 48), (32, 32)])))
     for orientation in range(1, 9):
         files.append((f"pil-JPEG-exif-orientation-{orientation}", _exif_jpeg(orientation)))
+    # First frames (issue 44): animated WebP and GIF, the GIF's second frame damaged.
+    frames = [_picture("RGB"), _picture("RGB").rotate(180), _picture("RGBA")]
+    for name, options in (("", {}), ("-lossless", {"lossless": True})):
+        files.append((f"pil-WEBP-animated{name}",
+                      _save(frames[2], "WEBP", save_all=True, append_images=frames[:2], **options)))
+    gif = _save(_picture("P"), "GIF", save_all=True, append_images=[_picture("P").rotate(180)])
+    second = _gif_second_descriptor(gif)
+    files.append(("pil-GIF-second-frame-cut", gif[:second + 5]))
+    files.append(("pil-GIF-second-frame-garbage", gif[:second + 1] + b"\xff" * 8 + gif[second + 9:]))
+    # DIB: Pillow writes the BMP's info header, palette and pixels without the file header.
+    for mode in ("1", "L", "P", "RGB", "RGBA"):
+        files.append((f"pil-DIB-{mode}", _save(_picture(mode), "DIB")))
     return files
+
+
+def _gif_second_descriptor(gif):
+    """Where the second image descriptor (0x2C) of a GIF starts."""
+    def skip_sub_blocks(at):
+        while gif[at]:
+            at += 1 + gif[at]
+        return at + 1
+    at, images = 13 + (3 * (2 << (gif[10] & 7)) if gif[10] & 0x80 else 0), 0
+    while True:
+        if gif[at] == 0x21:
+            at = skip_sub_blocks(at + 2)
+        elif gif[at] == 0x2C:
+            images += 1
+            if images == 2:
+                return at
+            flags = gif[at + 9]
+            at = skip_sub_blocks(at + 10 + (3 * (2 << (flags & 7)) if flags & 0x80 else 0) + 1)
+        else:
+            raise ValueError("no second frame")
 
 
 # ---- Files written by hand (Pillow reads these formats, but cannot write them) ----------
@@ -202,6 +237,54 @@ def _sun_raster(rgb, depth, rle):
     return header + cmap + data
 
 
+def _rle_bmp(width, height, codes, rle4=False, colors=0):
+    """An RLE8 (or RLE4) BMP written byte by byte: file header, 40-byte info header, a
+    palette, the run-length codes."""
+    entries = colors or (16 if rle4 else 256)
+    palette = b"".join(bytes([(13 * i + 50) % 256, (91 * i) % 256, (37 * i) % 256, 0])
+                       for i in range(entries))
+    offset = 14 + 40 + len(palette)
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 4 if rle4 else 8, 2 if rle4 else 1,
+                       len(codes), 2835, 2835, colors, 0)
+    return b"BM" + struct.pack("<IHHI", offset + len(codes), 0, 0, offset) + info + palette + codes
+
+
+def _xpm(rows, colors, comment=False):
+    """An XPM as GIMP writes it (ImageMagick's "/* pixels */" line with `comment`)."""
+    text = '/* XPM */\nstatic char *x[] = {\n"%d %d %d 1",\n' % (len(rows[0]), len(rows), len(colors))
+    text += "".join('"%s\tc %s",\n' % (key, value) for key, value in colors)
+    text += "/* pixels */\n" if comment else ""
+    return (text + ",\n".join('"%s"' % row for row in rows) + "};\n").encode()
+
+
+def rle_bmp_and_xpm_files():
+    """RLE BMPs whose runs overflow a row or the image, or end without the end-of-bitmap
+    code, as Pillow 9.4 reads them; XPM files; a cursor whose directory size is 0."""
+    xpm_colors = [("a", "#FF0000"), ("b", "#00ff80"), (".", "None"), ("c", "#123456"), (" ", "#0000FF")]
+    xpm_rows = ["ab.c  abc", ".abc  cba", "c  ba ..a"]
+    cur = bytearray(b"\0\0\2\0" + _save(_picture("RGBA", (32, 32)), "ICO", sizes=[(32, 32)],
+                                         bitmap_format="bmp")[4:])
+    cur[6 + 8:6 + 12] = b"\0\0\0\0"
+    return [
+        ("hand-BMP-rle8", _rle_bmp(6, 3, bytes([6, 1, 0, 0, 6, 2, 0, 0, 6, 3, 0, 1]))),
+        ("hand-BMP-rle8-row-overflow", _rle_bmp(6, 3, bytes([9, 1, 0, 0, 6, 2, 0, 0, 6, 3, 0, 1]))),
+        ("hand-BMP-rle8-absolute-overflow",
+         _rle_bmp(6, 3, bytes([0, 8, 1, 2, 3, 4, 5, 6, 7, 8, 3, 9, 0, 0, 6, 3, 0, 1]))),
+        ("hand-BMP-rle8-image-overflow",
+         _rle_bmp(6, 3, bytes([6, 1, 0, 0, 6, 2, 0, 0, 0, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 1]))),
+        ("hand-BMP-rle8-short-rows", _rle_bmp(6, 3, bytes([3, 1, 0, 0, 6, 2, 0, 0, 2, 3, 0, 0, 0, 1]))),
+        ("hand-BMP-rle8-no-end", _rle_bmp(6, 3, bytes([6, 1, 0, 0, 6, 2, 0, 0, 6, 3]))),
+        ("hand-BMP-rle8-top-down", _rle_bmp(6, -3, bytes([9, 1, 0, 0, 6, 2, 0, 0, 6, 3, 0, 1]))),
+        ("hand-BMP-rle4", _rle_bmp(7, 2, bytes([7, 0x12, 0, 0, 0, 4, 0x34, 0x56, 3, 0xF0, 0, 1]), True)),
+        ("hand-BMP-rle4-row-overflow",
+         _rle_bmp(6, 3, bytes([9, 0x12, 0, 0, 7, 0x56, 0, 0, 6, 0x78, 0, 1]), True, 5)),
+        ("hand-XPM", _xpm(xpm_rows, xpm_colors)),
+        ("hand-XPM-short-row", _xpm(xpm_rows[:1] + ["ab"] + xpm_rows[2:], xpm_colors)),
+        ("hand-XPM-undefined-key", _xpm(["zzz" + xpm_rows[0][3:]] + xpm_rows[1:], xpm_colors)),
+        ("hand-CUR-size-0", bytes(cur)),
+    ]
+
+
 def handmade_files():
     rgb = np.asarray(_picture("RGB"))
     few = np.asarray(_picture("P").convert("RGB"))  # at most 64 colours
@@ -238,7 +321,8 @@ def shared_files():
 
 def _cases():
     """(id, bytes loader) for every candidate file; cheap to list, read when run."""
-    cases = [(name, (lambda d=data: d)) for name, data in pillow_written_files() + handmade_files()]
+    written = pillow_written_files() + handmade_files() + rle_bmp_and_xpm_files()
+    cases = [(name, (lambda d=data: d)) for name, data in written]
     for rel, path in shared_files():
         cases.append((rel, (lambda p=path: open(p, "rb").read())))
     return cases
@@ -309,11 +393,13 @@ def test_no_format_loses_files_pillow_decodes():
     lost = {fmt: reasons[fmt] for fmt in refused if fmt in MUST_DECODE}
     assert lost == {}, lost
     for fmt in ("JPEG", "PNG", "GIF", "BMP", "TIFF", "WEBP", "TGA", "ICO", "PSD", "PCX", "SGI",
-                "SUN", "PPM", "XBM"):
+                "SUN", "PPM", "XBM", "DIB", "CUR", "XPM"):
         assert decoded[fmt] > 0, f"no {fmt} file was tried"
-    # The refused ones are refused by name, not as "unknown signature".
+    # The refused ones are refused by name ("not an image: DDS texture (unsupported)"),
+    # not as "unknown signature".
     for fmt in refused:
         assert "unknown signature" not in reasons[fmt], reasons[fmt]
+        assert fmt in reasons[fmt] and "(unsupported)" in reasons[fmt], reasons[fmt]
 
 
 def test_decode_image_errors_keep_their_context():
@@ -321,6 +407,10 @@ def test_decode_image_errors_keep_their_context():
         imgpipe.decode_image(b"DDS |" + b"\0" * 120, path="t.dds")
     assert info.value.path == "t.dds"
     assert info.value.reason == "not an image: DDS texture (unsupported)"
+    # A reason quoting bytes of the file that are not UTF-8 (a WebP's first chunk name).
+    with pytest.raises(imgpipe.DataError) as info:
+        imgpipe.decode_image(b"RIFF\x20\0\0\0WEBPVP8\xa9" + b"\0" * 24)
+    assert info.value.reason == "invalid WebP: unknown first chunk 'VP8\ufffd'"
     truncated = _sun_raster(np.asarray(_picture("RGB")), 24, False)[:200]
     with pytest.raises(imgpipe.DataError) as info:
         imgpipe.decode_image(truncated)

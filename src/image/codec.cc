@@ -7,7 +7,9 @@
 #include <cstring>
 #include <exception>
 
+#include "image/bmp_rle_decoder.h"
 #include "image/codec_internal.h"
+#include "image/decoder_util.h"
 #include "image/format_decoders.h"
 #include "image/gif_decoder.h"
 #include "image/image_header.h"
@@ -16,6 +18,7 @@
 #include "image/jpeg_region_decoder.h"
 #include "image/opencv_decoder.h"
 #include "image/orientation.h"
+#include "image/webp_anim_decoder.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -271,6 +274,12 @@ Image DecodeImage(std::string_view bytes, const std::string& path, const DecodeO
   try {
     if (info.format == ImageFormat::kJpeg) return DecodeJpeg(bytes, path, info, options.channels);
     if (info.format == ImageFormat::kGif) return DecodeGif(bytes, path, info, options.channels, options.max_pixels);
+    if (info.format == ImageFormat::kWebp && IsAnimatedWebp(bytes)) {
+      return DecodeAnimatedWebp(bytes, path, info, options.channels);
+    }
+    if (info.format == ImageFormat::kBmp && IsRleBmp(bytes)) {
+      return RgbToChannels(DecodeBmpRle(bytes, path, options.max_pixels), options.channels);
+    }
     if (HasFormatDecoder(info.format)) {
       return DecodeWithFormatDecoder(info.format, bytes, path, options.channels, options.max_pixels);
     }

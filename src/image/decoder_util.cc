@@ -1,12 +1,14 @@
 #include "image/decoder_util.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <utility>
 
 #include "image/byte_order.h"
 #include "image/codec_internal.h"
 #include "util/error.h"
+#include "util/logging.h"
 
 namespace imgpipe {
 
@@ -70,6 +72,16 @@ Image RgbToChannels(Image rgb, int channels) {
     gray.pixels[i] = Luma(rgb.pixels[3 * i], rgb.pixels[3 * i + 1], rgb.pixels[3 * i + 2]);
   }
   return gray;
+}
+
+void LogAnimationOnce(ImageFormat format, const char* name, const std::string& path, int frames) {
+  static std::atomic<bool> logged[static_cast<int>(ImageFormat::kXpm) + 1];
+  const int index = static_cast<int>(format);
+  if (index < 0 || index > static_cast<int>(ImageFormat::kXpm)) return;
+  if (logged[index].exchange(true)) return;
+  LogInfo(path + ": animated " + name + "; decoded frame 1" +
+          (frames > 0 ? " of " + std::to_string(frames) : "") +
+          " (imgpipe reads the first frame of every " + name + "; logged once)");
 }
 
 }  // namespace imgpipe

@@ -31,4 +31,9 @@ Image AllocateImage(int64_t width, int64_t height, int channels, uint64_t max_pi
 // `rgb` (3 channels) as `channels` channels: itself for 3, ITU-R 601 luma for 1.
 Image RgbToChannels(Image rgb, int channels);
 
+// Logs, the first time the process decodes an animation of `format` (`name`: "GIF",
+// "WebP"), that `path` is one and that frame 1 was decoded, "of `frames`" where the
+// count is known (> 0). Thread-safe.
+void LogAnimationOnce(ImageFormat format, const char* name, const std::string& path, int frames);
+
 }  // namespace imgpipe

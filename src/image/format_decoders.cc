@@ -1,6 +1,7 @@
 #include "image/format_decoders.h"
 
 #include "image/decoder_util.h"
+#include "image/dib_decoder.h"
 #include "image/heif_decoder.h"
 #include "image/ico_decoder.h"
 #include "image/pcx_decoder.h"
@@ -9,6 +10,7 @@
 #include "image/sun_raster_decoder.h"
 #include "image/tiff_decoder.h"
 #include "image/xbm_decoder.h"
+#include "image/xpm_decoder.h"
 #include "util/error.h"
 
 namespace imgpipe {
@@ -19,6 +21,7 @@ bool HasFormatDecoder(ImageFormat format) {
     case ImageFormat::kPcx: case ImageFormat::kSgi: case ImageFormat::kSunRaster:
     case ImageFormat::kXbm: case ImageFormat::kHeif: case ImageFormat::kAvif:
     case ImageFormat::kTiff:
+    case ImageFormat::kDib: case ImageFormat::kXpm:
       return true;
     default:
       return false;
@@ -36,6 +39,8 @@ ImageInfo ReadFormatDecoderInfo(ImageFormat format, std::string_view bytes,
     case ImageFormat::kXbm: return ReadXbmInfo(bytes, path);
     case ImageFormat::kHeif: case ImageFormat::kAvif: return ReadHeifInfo(format, bytes, path);
     case ImageFormat::kTiff: return ReadTiffInfo(bytes, path);
+    case ImageFormat::kDib: return ReadDibInfo(bytes, path);
+    case ImageFormat::kXpm: return ReadXpmInfo(bytes, path);
     default: break;
   }
   throw Error(std::string("ReadFormatDecoderInfo: no decoder for ") + ImageFormatName(format));
@@ -55,6 +60,8 @@ Image DecodeWithFormatDecoder(ImageFormat format, std::string_view bytes,
     case ImageFormat::kHeif: case ImageFormat::kAvif:
       return RgbToChannels(DecodeHeif(format, bytes, path, max_pixels), channels);
     case ImageFormat::kTiff: return RgbToChannels(DecodeTiff(bytes, path, max_pixels), channels);
+    case ImageFormat::kDib: return DecodeDib(bytes, path, channels, max_pixels);
+    case ImageFormat::kXpm: return RgbToChannels(DecodeXpm(bytes, path, max_pixels), channels);
     default: break;
   }
   throw Error(std::string("DecodeWithFormatDecoder: no decoder for ") + ImageFormatName(format));

@@ -1,7 +1,8 @@
 // The formats imgpipe decodes with neither TurboJPEG nor OpenCV nor giflib: TGA and PSD
 // (stb_decoder.h), ICO/CUR (ico_decoder.h), PCX/DCX (pcx_decoder.h), SGI
 // (sgi_decoder.h), Sun raster (sun_raster_decoder.h), XBM (xbm_decoder.h), HEIF and
-// AVIF (heif_decoder.h), TIFF (tiff_decoder.h). codec.cc and image_header.cc route these formats here.
+// AVIF (heif_decoder.h), TIFF (tiff_decoder.h), DIB (dib_decoder.h), XPM (xpm_decoder.h).
+// codec.cc and image_header.cc route these formats here.
 #pragma once
 
 #include <cstdint>

@@ -3,13 +3,12 @@
 #include <gif_lib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <vector>
 
 #include "image/codec_internal.h"
+#include "image/decoder_util.h"
 #include "util/error.h"
-#include "util/logging.h"
 
 namespace imgpipe {
 namespace {
@@ -120,30 +119,21 @@ std::vector<uint8_t> ReadFirstFrame(GifReader& reader, int width, int height, ui
   return canvas;
 }
 
-// Counts the frames after the first (their data is passed over, not decoded). Damage
-// there ends the count: the first frame is already whole.
-int CountLaterFrames(GifReader& reader) {
+// Whether another frame follows the first: the records after it are read up to the next
+// image descriptor (extensions passed over), the trailer or damage, and no further. A
+// later frame is never read, so damage there costs nothing.
+bool AnotherFrameFollows(GifReader& reader) {
   GifFileType* gif = reader.get();
-  int frames = 0;
   try {
     GifRecordType type = UNDEFINED_RECORD_TYPE;
     while (true) {
       reader.Check(DGifGetRecordType(gif, &type), "a record type");
-      if (type == TERMINATE_RECORD_TYPE) break;
-      if (type == EXTENSION_RECORD_TYPE) {
-        ReadExtension(reader, frames + 2);
-      } else if (type == IMAGE_DESC_RECORD_TYPE) {
-        reader.Check(DGifGetImageDesc(gif), "a frame descriptor");
-        int code_size = 0;
-        GifByteType* block = nullptr;
-        reader.Check(DGifGetCode(gif, &code_size, &block), "a frame's data");
-        while (block != nullptr) reader.Check(DGifGetCodeNext(gif, &block), "a frame's data");
-        ++frames;
-      }
+      if (type != EXTENSION_RECORD_TYPE) return type == IMAGE_DESC_RECORD_TYPE;
+      ReadExtension(reader, 2);
     }
   } catch (const DataError&) {
   }
-  return frames;
+  return false;
 }
 
 // RGB (or luma) of each of the 256 indices: the colour table's, black past its end, or
@@ -167,15 +157,6 @@ std::vector<uint8_t> Palette(const ColorMapObject* map, int channels) {
     }
   }
   return palette;
-}
-
-// Logs the first animated GIF of the process (frames > 1), naming the frame used.
-void LogAnimatedOnce(const std::string& path, int frames) {
-  static std::atomic<bool> logged{false};
-  if (frames > 1 && !logged.exchange(true)) {
-    LogInfo(path + ": animated GIF; decoded frame 1 of " + std::to_string(frames) +
-            " (imgpipe reads the first frame of every GIF; logged once)");
-  }
 }
 
 }  // namespace
@@ -202,8 +183,8 @@ Image DecodeGif(std::string_view bytes, const std::string& path, const ImageInfo
   std::vector<uint8_t> indices = ReadFirstFrame(reader, info.width, info.height, fill, max_pixels);
   const ColorMapObject* map = gif->Image.ColorMap ? gif->Image.ColorMap : gif->SColorMap;
   std::vector<uint8_t> palette = Palette(map, channels);
-  // 3. The frames after it, counted for the log.
-  LogAnimatedOnce(path, 1 + CountLaterFrames(reader));
+  // 3. Whether it is an animation, for the log.
+  if (AnotherFrameFollows(reader)) LogAnimationOnce(ImageFormat::kGif, "GIF", path, 0);
   // 4. Indices to pixels.
   Image image;
   image.width = info.width;

@@ -15,10 +15,11 @@ namespace imgpipe {
 
 // Decodes the first frame of the GIF `bytes` to `channels` (3: RGB, 1: gray by ITU-R
 // 601 luma, as Pillow's convert("L")) at the size in `info` (the logical screen's; parts
-// of the frame outside it are cut off). An animated GIF is logged once per process,
-// naming the frame used ("frame 1 of N"). Corrupt or truncated data up to the end of
-// the first frame throws DataError, as does a first frame of over `max_pixels` pixels
-// (decompression-bomb guard); damage after it only shortens the frame count.
+// of the frame outside it are cut off). The first animated GIF of the process is logged
+// ("decoded frame 1"). Corrupt or truncated data up to the end of the first frame throws
+// DataError, as does a first frame of over `max_pixels` pixels (decompression-bomb
+// guard); the later frames are not read, as Pillow shows the file (damage there, in a
+// frame's descriptor or data, costs nothing).
 Image DecodeGif(std::string_view bytes, const std::string& path, const ImageInfo& info,
                 int channels, uint64_t max_pixels);
 

@@ -8,6 +8,7 @@
 
 #include "image/codec.h"
 #include "image/image_test_util.h"
+#include "image/pil_test_util.h"
 #include "util/error.h"
 #include "util/file.h"
 
@@ -124,6 +125,54 @@ TEST(GifDecoderTest, DamageAfterTheFirstFrameOnlyEndsTheCount) {
   // Cut in the middle of the last frame: the first frame still decodes.
   Image ours = DecodeImage(animated.substr(0, animated.size() - 40), "cut.gif");
   EXPECT_EQ(MaxAbsDiff(ours, pil.rgb), 0);
+}
+
+// Where the second image descriptor of `gif` starts (its 0x2C), walking the blocks.
+size_t SecondDescriptor(const std::string& gif) {
+  auto byte = [&](size_t at) { return static_cast<uint8_t>(gif.at(at)); };
+  auto skip_sub_blocks = [&](size_t at) {
+    while (byte(at) != 0) at += 1 + byte(at);
+    return at + 1;
+  };
+  size_t at = 13 + ((byte(10) & 0x80) ? 3 * (2 << (byte(10) & 7)) : 0);
+  for (int images = 0;;) {
+    if (byte(at) == 0x21) {
+      at = skip_sub_blocks(at + 2);
+    } else if (byte(at) == 0x2C) {
+      if (++images == 2) return at;
+      const uint8_t flags = byte(at + 9);
+      at += 10 + ((flags & 0x80) ? 3 * (2 << (flags & 7)) : 0);
+      at = skip_sub_blocks(at + 1);
+    } else {
+      ADD_FAILURE() << "no second frame";
+      return 0;
+    }
+  }
+}
+
+// A damaged second frame's descriptor (cut inside it, garbage in its fields, a local
+// colour table that is not there, a record type that is no record) costs nothing: the
+// first frame decodes to Pillow's pixels, as Pillow (which reads no later frame) shows
+// each file.
+TEST(GifDecoderTest, DamagedLaterFrameCostsNothing) {
+  const std::string animated = ReadFile(JoinPath(RunPilGif({}), "animated.gif"));
+  const size_t second = SecondDescriptor(animated);
+  ASSERT_GT(second, 0u);
+  std::string garbage = animated, table = animated, record = animated;
+  for (size_t i = 1; i < 9; ++i) garbage[second + i] = '\xFF';
+  table[second + 9] = '\x87';
+  table.resize(second + 40);
+  record[second] = '\x99';
+  const std::map<std::string, std::string> files = {{"cut_descriptor.gif", animated.substr(0, second + 5)},
+                                                    {"garbage_descriptor.gif", garbage},
+                                                    {"missing_table.gif", table},
+                                                    {"bad_record.gif", record}};
+  const auto pil = PillowDecodes(TestDir("gif_damaged"), files);
+  for (const auto& [name, bytes] : files) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(pil.at(name).has_value());
+    EXPECT_TRUE(SameImage(DecodeImage(bytes, name), *pil.at(name)));
+  }
 }
 
 }  // namespace

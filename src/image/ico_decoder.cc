@@ -5,6 +5,7 @@
 #include "image/byte_order.h"
 #include "image/codec.h"
 #include "image/decoder_util.h"
+#include "image/dib_decoder.h"
 #include "image/image_header.h"
 #include "util/error.h"
 
@@ -36,7 +37,6 @@ IcoEntry ChooseEntry(std::string_view bytes, const std::string& path) {
     e.area = (width ? width : 256) * (height ? height : 256);
     uint32_t colors = LoadU8(bytes, at + 2), bits = LoadU16(bytes, at + 6, false);
     e.depth = bits ? bits : colors ? static_cast<uint32_t>(std::ceil(std::log2(colors))) : 256;
-    e.size = LoadU32(bytes, at + 8, false);
     e.offset = LoadU32(bytes, at + 12, false);
     // A cursor keeps its hot spot where an icon keeps planes and bits: Pillow's CUR
     // reader takes the first entry, then any later one wider and taller (byte fields).
@@ -54,56 +54,11 @@ IcoEntry ChooseEntry(std::string_view bytes, const std::string& path) {
     throw DataError(path, 6, "invalid ICO: the image starts at byte " +
                                  std::to_string(best.offset) + ", past the end of the file");
   }
-  // A size past the end is cut to the file; the image's own parser finds what is missing.
-  best.size = std::min<uint64_t>(best.size, bytes.size() - best.offset);
+  // The image runs to the end of the file, whatever the directory's size says (Pillow's
+  // ICO and CUR readers ignore it; cursors with a size of 0 exist): its own parser finds
+  // where it ends, or what is missing.
+  best.size = bytes.size() - best.offset;
   return best;
-}
-
-// 2. A DIB entry as a BMP file: a 14-byte file header whose pixel offset skips the DIB
-// header, its bit masks and its palette; the DIB's height halved (the AND mask follows
-// the colour rows, bottom-up, so the first half of the rows is the image).
-std::string DibAsBmp(std::string_view dib, uint64_t entry_offset, const std::string& path) {
-  RequireBytes(dib, 0, 16, path, "ICO bitmap header");
-  const uint32_t header = LoadU32(dib, 0, false);
-  if (header != 12 && header != 40 && header != 52 && header != 56 && header != 64 &&
-      header != 108 && header != 124) {
-    throw DataError(path, entry_offset, "invalid ICO: bitmap header of " +
-                                            std::to_string(header) + " bytes");
-  }
-  RequireBytes(dib, 0, header, path, "ICO bitmap header");
-  std::string bmp(14, '\0');
-  bmp.append(dib);
-  auto put32 = [&](size_t at, uint64_t v) {
-    for (int k = 0; k < 4; ++k) bmp[at + k] = static_cast<char>(v >> (8 * k) & 0xFF);
-  };
-  uint32_t bits, colors = 0, compression = 0, entry_bytes = 4;
-  if (header == 12) {
-    const uint32_t height = LoadU16(dib, 6, false) / 2;
-    bmp[14 + 6] = static_cast<char>(height & 0xFF);
-    bmp[14 + 7] = static_cast<char>(height >> 8);
-    bits = LoadU16(dib, 10, false);
-    entry_bytes = 3;
-  } else {
-    const int32_t height = static_cast<int32_t>(LoadU32(dib, 8, false)) / 2;
-    put32(14 + 8, static_cast<uint32_t>(height));
-    bits = LoadU16(dib, 14, false);
-    compression = LoadU32(dib, 16, false);
-    colors = LoadU32(dib, 32, false);
-  }
-  if (colors == 0 && bits <= 8) colors = 1u << bits;
-  if (colors > 256) {
-    throw DataError(path, entry_offset + 32,
-                    "invalid ICO: palette of " + std::to_string(colors) + " colours");
-  }
-  uint64_t masks = header == 40 && compression == 3 ? 12 : 0;
-  bmp[0] = 'B';
-  bmp[1] = 'M';
-  put32(2, bmp.size());
-  put32(10, 14 + header + masks + uint64_t{colors} * entry_bytes);
-  if (DetectImageFormat(bmp) != ImageFormat::kBmp) {
-    throw DataError(path, entry_offset, "invalid ICO: the image is neither PNG nor a BMP bitmap");
-  }
-  return bmp;
 }
 
 // The chosen entry's bytes, and whether they are a PNG.
@@ -118,9 +73,10 @@ bool IsPng(std::string_view entry) { return DetectImageFormat(entry) == ImageFor
 ImageInfo ReadIcoInfo(std::string_view bytes, const std::string& path) {
   IcoEntry e = ChooseEntry(bytes, path);
   std::string_view entry = EntryBytes(bytes, e);
-  ImageInfo info = IsPng(entry)
-                       ? ParseImageHeader(ImageFormat::kPng, entry, path)
-                       : ParseImageHeader(ImageFormat::kBmp, DibAsBmp(entry, e.offset, path), path);
+  ImageInfo info =
+      IsPng(entry) ? ParseImageHeader(ImageFormat::kPng, entry, path)
+                   : ParseImageHeader(ImageFormat::kBmp,
+                                      DibAsBmp(entry, true, e.offset, path, "ICO"), path);
   info.format = ImageFormat::kIco;
   return info;
 }
@@ -133,7 +89,7 @@ Image DecodeIco(std::string_view bytes, const std::string& path, int channels,
   options.channels = channels;
   options.max_pixels = max_pixels;
   if (IsPng(entry)) return DecodeImage(entry, path, options);
-  return DecodeImage(DibAsBmp(entry, e.offset, path), path, options);
+  return DecodeImage(DibAsBmp(entry, true, e.offset, path, "ICO"), path, options);
 }
 
 }  // namespace imgpipe

@@ -4,7 +4,10 @@
 // the deepest colour, then the last in the file; for CUR the first, or a later one
 // wider and taller. A PNG entry is decoded as PNG, a DIB as the
 // BMP it would be with a file header and its own height (the mask is transparency only,
-// and imgpipe's output has none). Failures throw DataError naming the path and offset.
+// and imgpipe's output has none; dib_decoder.h). The directory's size field is not used:
+// an entry runs to the end of the file, as Pillow reads it (cursors whose size is 0 or
+// wrong). A CUR of PNG entries is read too (Pillow 9.4 refuses it). Failures throw
+// DataError naming the path and offset.
 #pragma once
 
 #include <cstdint>

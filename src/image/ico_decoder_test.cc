@@ -83,6 +83,30 @@ TEST(IcoDecoderTest, BadDirectoryAndEntriesAreDataErrors) {
   EXPECT_NE(FailureOf(ico.substr(0, ico.size() - 12)).reason, "(no error)");
 }
 
+// The directory's size field is not read (Pillow reads neither ICO's nor CUR's): a
+// cursor whose size is 0 or too small decodes as the one with the right size.
+TEST(IcoDecoderTest, EntrySizeFieldIsIgnored) {
+  const std::string cur = Ico({{3, 2, 24, Dib(3, 2, {10, 20, 30})}}, 2);
+  const Px whole = DecodeRgb(cur, 3, 2, ImageFormat::kIco);
+  for (uint32_t size : {0u, 10u}) {
+    std::string wrong = cur;
+    wrong.replace(6 + 8, 4, Le32(size));
+    EXPECT_EQ(DecodeRgb(wrong, 3, 2, ImageFormat::kIco), whole) << size;
+  }
+}
+
+// A DIB file (Pillow's DIB format: a BMP without its file header) is the BMP it would be.
+TEST(IcoDecoderTest, DibFileIsItsBmp) {
+  std::string dib = Dib(3, 2, {10, 20, 30});
+  dib.replace(8, 4, Le32(2));  // its own height: no AND mask in a DIB file
+  EXPECT_EQ(DetectImageFormat(dib), ImageFormat::kDib);
+  const std::string bmp = "BM" + Le32(14 + dib.size()) + Le32(0) + Le32(54) + dib;
+  EXPECT_EQ(DecodeRgb(dib, 3, 2, ImageFormat::kDib), DecodeRgb(bmp, 3, 2, ImageFormat::kBmp));
+  std::string planes = dib;
+  planes[12] = 2;  // not a DIB by its fields: unknown
+  EXPECT_EQ(DetectImageFormat(planes), ImageFormat::kUnknown);
+}
+
 TEST(IcoDecoderTest, OversizedEntryIsRefusedBeforeDecoding) {
   std::string dib = Dib(1, 1, {1, 2, 3});
   std::string huge = dib;

@@ -68,6 +68,24 @@ bool LooksLikeTga(std::string_view bytes) {
   return bytes.size() >= need + (type <= 3 ? 0 : 1);
 }
 
+// A DIB (a BMP without its file header): an info header of a size Pillow's DIB reader
+// takes, 1 plane, a depth and (past the OS/2 header) a compression a BMP allows, a
+// positive width and a non-zero height.
+bool LooksLikeDib(std::string_view bytes) {
+  if (bytes.size() < 16) return false;
+  const uint32_t size = U16Le(bytes, 0) | U16Le(bytes, 2) << 16;
+  if (size != 12 && size != 40 && size != 64 && size != 108 && size != 124) return false;
+  if (bytes.size() < size) return false;
+  const bool core = size == 12;
+  const uint32_t planes = U16Le(bytes, core ? 8 : 12), bits = U16Le(bytes, core ? 10 : 14);
+  const uint32_t width = core ? U16Le(bytes, 4) : U16Le(bytes, 4) | U16Le(bytes, 6) << 16;
+  const uint32_t height = core ? U16Le(bytes, 6) : U16Le(bytes, 8) | U16Le(bytes, 10) << 16;
+  const uint32_t compression = core ? 0 : U16Le(bytes, 16) | U16Le(bytes, 18) << 16;
+  return planes == 1 && (bits == 1 || bits == 4 || bits == 8 || bits == 16 || bits == 24 ||
+                         bits == 32) &&
+         compression <= 3 && width >= 1 && width <= 0x7FFFFFFF && height != 0;
+}
+
 }  // namespace
 
 ImageFormat DetectImageFormat(std::string_view bytes) {
@@ -127,6 +145,8 @@ ImageFormat DetectImageFormat(std::string_view bytes) {
     return ImageFormat::kXbm;
   }
   if (ImageFormat heif = DetectHeifBrand(bytes); heif != ImageFormat::kUnknown) return heif;
+  if (StartsWith(bytes, "/* XPM */"sv)) return ImageFormat::kXpm;
+  if (LooksLikeDib(bytes)) return ImageFormat::kDib;
   if (UnsupportedImageFormatName(bytes) == nullptr && LooksLikeTga(bytes)) return ImageFormat::kTga;
   return ImageFormat::kUnknown;
 }
@@ -157,7 +177,6 @@ const char* UnsupportedImageFormatName(std::string_view bytes) {
       {0, "\x76\x2F\x31\x01"sv, "OpenEXR"},
       {0, "#?RADIANCE"sv, "Radiance HDR"},
       {0, "#?RGBE"sv, "Radiance HDR"},
-      {0, "/* XPM */"sv, "XPM"},
       {0, "\xD7\xCD\xC6\x9A"sv, "Windows metafile (WMF)"},
       {40, " EMF"sv, "Windows enhanced metafile (EMF)"},
       {20, "GIMP"sv, "GIMP brush (GBR)"},
@@ -201,6 +220,8 @@ const char* ImageFormatName(ImageFormat format) {
     case ImageFormat::kXbm: return "xbm";
     case ImageFormat::kHeif: return "heif";
     case ImageFormat::kAvif: return "avif";
+    case ImageFormat::kDib: return "dib";
+    case ImageFormat::kXpm: return "xpm";
     case ImageFormat::kUnknown: break;
   }
   return "unknown";

@@ -197,7 +197,8 @@ ImageInfo ParseGif(std::string_view bytes, const std::string& path) {
                   "RGB", path);
 }
 
-// WebP: "RIFF" size "WEBP", then a VP8 (lossy), VP8L (lossless) or VP8X (extended) chunk.
+// WebP: "RIFF" size "WEBP", then a VP8 (lossy), VP8L (lossless) or VP8X (extended) chunk;
+// an animated one's (VP8X flag 0x02) size is its canvas'.
 ImageInfo ParseWebp(std::string_view bytes, const std::string& path) {
   Require(bytes, 0, 30, "WebP", path);
   std::string_view chunk = bytes.substr(12, 4);
@@ -216,7 +217,6 @@ ImageInfo ParseWebp(std::string_view bytes, const std::string& path) {
   }
   if (chunk == "VP8X") {
     uint32_t flags = LoadU8(bytes, 20);
-    if (flags & 0x02) Fail(path, "unsupported WebP: animated", 20);
     int64_t width = (LoadU32(bytes, 24, false) & 0xFFFFFF) + 1;
     int64_t height = (LoadU32(bytes, 26, false) >> 8) + 1;
     return MakeInfo(ImageFormat::kWebp, width, height, flags & 0x10 ? 4 : 3, "RGB", path);

@@ -13,7 +13,7 @@ namespace imgpipe {
 
 // Parses the header of `bytes`, whose signature is `format` (not kJpeg or kUnknown).
 // Throws DataError naming `path` for a truncated or invalid header, a variant OpenCV
-// cannot decode (e.g. an animated WebP), or dimensions outside 1..2^31-1.
+// cannot decode (e.g. BMP compression 4), or dimensions outside 1..2^31-1.
 ImageInfo ParseImageHeader(ImageFormat format, std::string_view bytes, const std::string& path);
 
 }  // namespace imgpipe
