@@ -212,6 +212,31 @@ TEST(DataSourceTest, ALabelOutsideTheClassesNamesFileOffsetAndLabel) {
   EXPECT_THROW(ViewImage(e.features(), schema, "f.tfrecord", 120), DataError);
 }
 
+// Every label of `paths` read through the eval pipeline under `schema`, with fail policy.
+std::multiset<int64_t> PipelineLabels(const std::vector<std::string>& paths, const RecordSchema& schema) {
+  ImagePipelineConfig config;
+  config.patterns = paths;
+  config.schema = schema;
+  config.batch_size = 4;
+  EvalPreset preset;
+  preset.crop_size = 32;
+  preset.resize_size = 36;
+  PipelineOptions options;
+  options.error_policy = ErrorPolicy::kFail;
+  auto batches = EvalPipeline(config, preset).MakeIterator(options);
+  std::multiset<int64_t> labels;
+  while (auto batch = batches.Next()) labels.insert(batch->labels.begin(), batch->labels.end());
+  return labels;
+}
+
+TEST(DataSourceTest, ThePipelineReadsTfSlimShardsWithShiftedLabels) {
+  const DataSource s = ResolveDataSource(kSlim);
+  const std::multiset<int64_t> labels = PipelineLabels(s.Paths("train"), s.schema);
+  EXPECT_EQ(labels.size(), 12u);  // 6 per class
+  EXPECT_EQ(labels.count(0), 6u);
+  EXPECT_EQ(labels.count(1), 6u);
+}
+
 TEST(DataSourceTest, WithTheClassCountUnknownLabelsAreAsStoredAndOnlyAnOffsetIsChecked) {
   Example e;
   AddBytesFeature(e.mutable_features(), "image", "jpeg bytes");
@@ -222,42 +247,6 @@ TEST(DataSourceTest, WithTheClassCountUnknownLabelsAreAsStoredAndOnlyAnOffsetIsC
   EXPECT_THAT([&] { ViewImage(e.features(), schema, "f.tfrecord", 7); },
               ::testing::ThrowsMessage<LabelOutOfRange>(
                   HasSubstr("f.tfrecord: offset 7: label 0 (label, label offset 1) is below the label offset")));
-}
-
-TEST(DataSourceTest, ThePipelineReadsTfSlimShardsWithShiftedLabels) {
-  DataSource s = ResolveDataSource(kSlim);
-  ImagePipelineConfig config;
-  config.patterns = s.Paths("train");
-  config.schema = s.schema;
-  config.batch_size = 4;
-  EvalPreset preset;
-  preset.crop_size = 32;
-  preset.resize_size = 36;
-  PipelineOptions options;
-  options.error_policy = ErrorPolicy::kFail;
-  auto batches = EvalPipeline(config, preset).MakeIterator(options);
-  std::multiset<int64_t> labels;
-  while (auto batch = batches.Next()) labels.insert(batch->labels.begin(), batch->labels.end());
-  EXPECT_EQ(labels.size(), 12u);  // 6 per class
-  EXPECT_EQ(labels.count(0), 6u);
-  EXPECT_EQ(labels.count(1), 6u);
-}
-
-// Every label of `paths` read through the eval pipeline under `schema`, with fail policy.
-std::multiset<int64_t> PipelineLabels(const std::vector<std::string>& paths, const RecordSchema& schema) {
-  ImagePipelineConfig config;
-  config.patterns = paths;
-  config.schema = schema;
-  config.batch_size = 64;
-  EvalPreset preset;
-  preset.crop_size = 8;
-  preset.resize_size = 8;
-  PipelineOptions options;
-  options.error_policy = ErrorPolicy::kFail;
-  auto batches = EvalPipeline(config, preset).MakeIterator(options);
-  std::multiset<int64_t> labels;
-  while (auto batch = batches.Next()) labels.insert(batch->labels.begin(), batch->labels.end());
-  return labels;
 }
 
 // Issue 44: the sample (51 records of each of 40 files) sees labels 1..8 with
