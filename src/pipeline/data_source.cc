@@ -356,7 +356,8 @@ std::string DataSource::DescribeClasses() const {
   if (classes_from.empty()) {
     out << "unknown: no labels.txt, dataset.json or dataset_info.json beside the data, and the labels "
            "read are not all of them, so labels are used as stored and not checked (imgpipe train reads "
-           "every record's label once, or takes --num-classes)";
+           "every record's label once and keeps the count; a labels.txt of K lines beside the shards "
+           "names K classes)";
   } else if (classes_from == "records") {
     out << schema.num_classes << " from every record's label" << names;
   } else if (classes_from == "--num-classes") {
