@@ -2,10 +2,12 @@
 (pipeline::ResolveDataSource): TF-slim and TFDS shards, splits, keys, label offsets,
 class names, and input that is all bad."""
 
+import io
 import time
 
 import numpy as np
 import pytest
+from PIL import Image
 
 import imgpipe
 
@@ -67,3 +69,50 @@ def test_shards_of_only_corrupt_images_end_iteration_with_an_error(tmp_path):
         for _ in loader:
             pass
     assert time.monotonic() - start < 30
+
+
+# Issue 44: 40 TFRecord files without labels.txt, dataset.json or dataset_info.json
+# whose first 51 records (what the resolver samples of each: 2,048 / 40) hold neither
+# label 0 nor the highest, 9, each with image/class/text: records not yet read could
+# contradict any class count or offset the sample suggested.
+FILES, PER_FILE, CLASSES = 40, 60, 10
+EXTREMES = {(7, 57): CLASSES - 1, (3, 58): 0}  # (file, record) -> label
+
+
+def stored_label(f, r):
+    return EXTREMES.get((f, r), 1 + (f * PER_FILE + r) % (CLASSES - 2))
+
+
+@pytest.fixture(scope="module")
+def label_less(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("label_less")
+    jpeg = io.BytesIO()
+    Image.new("RGB", (8, 8), (128, 128, 128)).save(jpeg, "JPEG")
+    for f in range(FILES):
+        with imgpipe.TFRecordWriter(str(folder / f"train-{f:05d}-of-{FILES:05d}.tfrecord")) as w:
+            for r in range(PER_FILE):
+                label = stored_label(f, r)
+                w.write(imgpipe.serialize_example({"image/encoded": jpeg.getvalue(), "image/class/label": [label],
+                                                   "image/class/text": b"class-%d" % label}))
+    return folder
+
+
+def test_labels_without_metadata_are_yielded_as_stored(label_less):
+    expected = sorted(stored_label(f, r) for f in range(FILES) for r in range(PER_FILE))
+    for policy in ("fail", "skip"):
+        loader = imgpipe.Loader(str(label_less), batch_size=48, preset="eval", error_policy=policy, **SMALL)
+        assert loader.class_names == []  # unknown, not guessed
+        assert "classes: unknown" in loader.describe_data()
+        assert all_labels(loader) == expected
+    from imgpipe import torch as itorch  # the issue's loader (this file needs no torch otherwise)
+    with itorch.Loader(str(label_less), batch_size=48, preset="eval", **SMALL) as loader:
+        assert sorted(int(x) for _, labels in loader for x in labels) == expected
+    assert not (label_less / "labels.scan.json").exists()  # the Loader reads no more than the sample
+
+
+def test_a_given_label_offset_applies_and_a_label_below_it_names_file_and_offset(label_less):
+    loader = imgpipe.Loader(str(label_less), batch_size=48, preset="eval", label_offset=1,
+                            error_policy="skip", **SMALL)
+    with pytest.raises(imgpipe.Error, match=r"train-00003-of-00040.tfrecord: offset \d+: label 0 "
+                                            r"\(image/class/label, label offset 1\) is below the label offset"):
+        all_labels(loader)

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/progress_bar.h"
 #include "convert/convert_plan.h"
 #include "io/storage.h"
 
@@ -39,6 +40,14 @@ void AddStorageCacheOptions(CLI::App* cmd) {
     }
     ConfigureStorageCache(flags->dir, flags->size.empty() ? 0 : ParseByteSize(flags->size));
   });
+}
+
+pipeline::LabelScanProgress LabelScanProgressBar() {
+  auto bar = std::make_shared<ProgressBar>("MB");
+  return [bar](uint64_t done, uint64_t total) {
+    bar->Update(done >> 20, total >> 20, done, "reading every record's label");
+    if (done == total) bar->Finish();
+  };
 }
 
 pipeline::DataSource ResolveAndReport(const std::string& data,

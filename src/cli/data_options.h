@@ -35,6 +35,9 @@ inline constexpr char kDataDoc[] =
     "TFDS's NAME-train.tfrecord-00000-of-00001; found by name or content), a TFRecord "
     "file or glob, or an image folder (class sub-folders)";
 
+// A progress bar on stderr (when a terminal) for a census of labels (label_census.h).
+pipeline::LabelScanProgress LabelScanProgressBar();
+
 // ResolveDataSource(data, options), with what it found and chose printed once to stderr.
 pipeline::DataSource ResolveAndReport(const std::string& data,
                                       const pipeline::DataSourceOptions& options);

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "cli/cli_test_util.h"
+#include "pipeline/label_test_util.h"
 
 namespace imgpipe {
 namespace {
@@ -116,6 +117,68 @@ TEST(DataSourceCliTest, ALabelOutsideTheClassesStopsTrainingNamingFileOffsetAndL
   EXPECT_THAT(r.err, HasSubstr("hymenoptera-"));
   EXPECT_THAT(r.err, HasSubstr(": offset "));
   EXPECT_THAT(r.err, HasSubstr("label 1 (label, label offset -1) is outside the 2 classes"));
+}
+
+// Issue 44: 40 files without labels.txt whose first records (the resolver's sample) hold
+// neither label 0 nor the highest, 9.
+TEST(DataSourceCliTest, InspectOfShardsWithoutLabelMetadataSaysTheClassesAreUnknown) {
+  const std::string dir = JoinPath(FreshDir("inspect_label_less"), "data");
+  pipeline::WriteLabelLessShards(dir);
+  Result r = RunImgpipe({"inspect", "--json", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json folder = JsonLines(r.out).front();
+  EXPECT_TRUE(folder["classes"].is_null()) << folder.dump();
+  EXPECT_EQ(folder["classes_from"], "");
+  EXPECT_EQ(folder["label_offset"], 0);
+  EXPECT_EQ(folder["labels_read"]["all"], false);
+  EXPECT_EQ(folder["labels_read"]["records"], 40 * 51);
+  Result text = RunImgpipe({"inspect", dir});
+  EXPECT_THAT(text.out, HasSubstr("classes: unknown: no labels.txt, dataset.json or dataset_info.json"));
+  EXPECT_THAT(text.out, HasSubstr("stored 1..8 in the 2040 record(s) read (the first of each file, not all)"));
+}
+
+// The args of a two-step training run on `data` (no validation split).
+std::vector<std::string> TwoSteps(const std::string& data) {
+  return {"train", "--data", data, "--model", "simple-cnn", "--no-augment", "--image-size", "32",
+          "--batch-size", "8", "--max-steps", "2", "--threads", "1", "--intra-op-threads", "1", "--json"};
+}
+
+TEST(DataSourceCliTest, TrainReadsEveryLabelOnceWhenNothingNamesTheClasses) {
+  const std::string dir = JoinPath(FreshDir("train_label_less"), "data");
+  pipeline::WriteLabelLessShards(dir);
+  Result r = RunImgpipe(TwoSteps(dir));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<nlohmann::json> events = JsonLines(r.out);
+  EXPECT_EQ(events.front()["event"], "start");
+  EXPECT_EQ(events.front()["classes"], 10);
+  EXPECT_EQ(events.back()["steps"], 2);
+  EXPECT_THAT(r.err, HasSubstr("classes: 10 from every record's label"));
+  EXPECT_THAT(r.err, HasSubstr("stored 0..9 in all 2400 record(s)"));
+  EXPECT_TRUE(PathExists(JoinPath(dir, "labels.scan.json")));
+  // The next run reads the kept labels, not the data.
+  Result again = RunImgpipe(TwoSteps(dir));
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("kept in " + JoinPath(dir, "labels.scan.json") + ", read from there"));
+}
+
+TEST(DataSourceCliTest, TrainWithTooFewNumClassesStopsBeforeTheFirstStepNamingLabelAndFile) {
+  const std::string dir = JoinPath(FreshDir("train_wrong_classes"), "data");
+  const pipeline::LabelLessShards shape;
+  const pipeline::LabelLessFiles files = pipeline::WriteLabelLessShards(dir, shape);
+  std::vector<std::string> args = TwoSteps(dir);
+  args.insert(args.end(), {"--num-classes", "9"});
+  Result r = RunImgpipe(args);
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.err, HasSubstr(files.paths[shape.max_file] + ": offset " + std::to_string(files.max_offset) +
+                               ": label 9 (image/class/label, label offset 0) is outside the 9 classes [0, 9) "
+                               "of --num-classes"));
+  for (const nlohmann::json& e : JsonLines(r.out)) EXPECT_NE(e["event"], "step") << e.dump();
+  // A right count (or a larger one) trains, and says where the count came from.
+  args.back() = "12";
+  Result right = RunImgpipe(args);
+  ASSERT_EQ(right.status, 0) << right.err;
+  EXPECT_EQ(JsonLines(right.out).front()["classes"], 12);
+  EXPECT_THAT(right.err, HasSubstr("classes: 12 from --num-classes"));
 }
 
 }  // namespace

@@ -115,11 +115,18 @@ class TrainConsole {
 
 void RunTrain(const TrainFlags& flags) {
   train::DistributedEnv env = train::DistributedEnv::FromEnvironment();
+  train::TrainOptions options = flags.options;
+  if (env.rank == 0) options.source.scan_progress = LabelScanProgressBar();
   if (flags.nproc > 1 && std::getenv("RANK") == nullptr) {
+    // Labels that must be read whole are read here once, and cached, not by every worker.
+    if (!options.synthetic && !options.data_dir.empty()) {
+      pipeline::DataSourceOptions scan = options.source;
+      scan.scan_labels = true;
+      pipeline::ResolveDataSource(options.data_dir, scan);
+    }
     LaunchLocalWorkers(flags.nproc);
     return;
   }
-  train::TrainOptions options = flags.options;
   options.collective_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.collective_timeout_s * 1000));
   TrainConsole console;
@@ -199,7 +206,10 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--shuffle-buffer", o.shuffle_buffer, "Records in the shuffle buffer (0: no shuffle)")
       ->capture_default_str();
   cmd->add_flag("--synthetic", o.synthetic, "Random batches made once in memory: the model's own rate");
-  cmd->add_option("--classes", o.classes, "Classes (synthetic runs; else from the data's class names or labels)");
+  cmd->add_option("--num-classes,--classes", o.classes,
+                  "The model's classes (default: the data's class names, else every record's label read "
+                  "once and cached; checked against those labels before the first step; synthetic: 10)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", o.decode_threads, "Decode threads of the input pipeline (0: autotune)")
       ->capture_default_str();
   cmd->add_option("--intra-op-threads", o.intra_op_threads, "libtorch's threads (0: the CPUs available)")

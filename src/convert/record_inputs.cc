@@ -40,7 +40,11 @@ bool IsRecordInput(const std::string& input) {
 RecordInputs ListRecordInputs(const std::string& input, ThreadPool& pool, InputList* list,
                               std::vector<uint64_t>* sizes) {
   RecordInputs records;
-  records.source = pipeline::ResolveDataSource(input);
+  // The classes of labels.txt: when nothing beside the records names them, every label is
+  // read once (cached) rather than guessed from a sample.
+  pipeline::DataSourceOptions options;
+  options.scan_labels = true;
+  records.source = pipeline::ResolveDataSource(input, options);
   const pipeline::DataSource& source = records.source;
   if (source.schema.label_key.empty()) {
     throw Error(input + ": its records have no label feature (such as image/class/label or "

@@ -90,7 +90,13 @@ std::string DataSourceJson(const pipeline::DataSource& s) {
               {"label_key", s.schema.label_key},
               {"label_offset", s.schema.label_offset},
               {"label_offset_reason", s.label_offset_reason},
-              {"classes", s.schema.num_classes},
+              {"classes", s.classes_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.schema.num_classes)},
+              {"classes_from", s.classes_from},
+              {"labels_read", {{"records", s.scanned_records},
+                               {"min", s.min_label},
+                               {"max", s.max_label},
+                               {"all", s.labels.complete()},
+                               {"kept_in", s.labels.cache_path}}},
               {"class_names", s.class_names},
               {"class_names_from", s.class_names_from}});
   return out.dump();

@@ -20,7 +20,8 @@ std::string ConvertSummaryJson(const ConvertSummary& summary);
 // label feature was found, the class histogram.
 std::string InspectionJson(const FileInspection& inspection);
 
-// A data folder's layout, files, keys, label offset and classes.
+// A data folder's layout, files, keys, label offset and classes ("classes": null when
+// unknown; "classes_from" says whence; "labels_read": the labels read and whether all were).
 std::string DataSourceJson(const pipeline::DataSource& source);
 
 // What `imgpipe inspect ARG` reads: ARG itself, or, for a data folder (a directory not

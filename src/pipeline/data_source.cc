@@ -11,11 +11,13 @@
 #include "record/tfrecord_reader.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/logging.h"
+#include "util/thread_pool.h"
 
 namespace imgpipe::pipeline {
 namespace {
 
-// Records read in all to find the label range and the records' class names.
+// Records read in all, the first ones of each file, to sample the labels.
 constexpr int64_t kScanRecords = 2048;
 
 // The TFRecord files of `data`: a folder's (FindTfRecordFiles), one file, or a glob's
@@ -52,23 +54,6 @@ void CheckNoNestedShards(const std::string& dir, const std::vector<std::string>&
   }
 }
 
-// Reader options that pass over corrupt records (counted, logged) instead of throwing.
-TfRecordReaderOptions SkippingReader() {
-  TfRecordReaderOptions options;
-  options.policy = ErrorPolicy::kSkip;
-  return options;
-}
-
-// A reader of the first records of `path` that pass over corrupt ones: a URL's fetched in
-// ranged GETs of `piece_bytes` (after a HEAD), so that reading a few records does not
-// fetch 8 MiB pieces of every shard; a local file's as usual.
-std::unique_ptr<TfRecordReader> OpenFirstRecords(const std::string& path, uint64_t piece_bytes) {
-  if (!IsUrl(path)) return std::make_unique<TfRecordReader>(path, SkippingReader());
-  std::unique_ptr<ByteSource> source = OpenByteSource(path);
-  std::vector<ByteRange> pieces = SplitIntoPieces({0, source->size()}, piece_bytes);
-  return std::make_unique<TfRecordReader>(ReadRangesAhead(std::move(source), std::move(pieces)), SkippingReader());
-}
-
 // The first record of the first file that has one, parsed; its path and offset.
 struct FirstRecord {
   Example example;
@@ -81,7 +66,7 @@ struct FirstRecord {
 FirstRecord ReadFirstRecord(const std::vector<TfRecordFile>& files) {
   std::string first_corrupt;
   for (const TfRecordFile& file : files) {
-    const std::unique_ptr<TfRecordReader> reader = OpenFirstRecords(file.path, uint64_t{1} << 20);
+    const std::unique_ptr<TfRecordReader> reader = OpenSkippingReader(file.path, uint64_t{1} << 20);
     std::string data;
     if (reader->Next(&data)) {
       return {ParseExample(data, file.path, reader->record_offset()), file.path, reader->record_offset()};
@@ -120,12 +105,17 @@ void ChooseKeys(const DataSourceOptions& options, const FirstRecord& first, Reco
   }
 }
 
+// Whether `name` is build_imagenet_data.py's: SPLIT-NNNNN-of-NNNNN, no extension.
+bool HasTfSlimName(const std::string& name) {
+  static const std::regex slim_name(R"([A-Za-z0-9_]+-\d{5}-of-\d{5}(\.gz)?)");
+  return std::regex_match(name, slim_name);
+}
+
 // The layout that made `files` (see data_source.h), from the folder's side files, the
 // file names and the first record's keys.
 DataLayout DetectLayout(const std::string& dir, const std::vector<TfRecordFile>& files,
                         const Features& features) {
   static const std::regex tfds_name(R"(.+-[A-Za-z0-9_]+\.tfrecord-\d{5}-of-\d{5}(\.gz)?)");
-  static const std::regex slim_name(R"([A-Za-z0-9_]+-\d{5}-of-\d{5}(\.gz)?)");
   static const std::regex imgpipe_name(R"([A-Za-z0-9_]+-\d{5}-of-\d{5}\.tfrecord)");
   const std::string name = BaseName(files.front().path);
   if (std::regex_match(name, tfds_name) || StorageExists(JoinPath(dir, "dataset_info.json"))) {
@@ -137,71 +127,10 @@ DataLayout DetectLayout(const std::string& dir, const std::vector<TfRecordFile>&
       (StorageExists(JoinPath(dir, "dataset.json")) || StorageExists(JoinPath(dir, "labels.txt")))) {
     return DataLayout::kImgpipe;
   }
-  if (features.feature().count("image/class/synset") || std::regex_match(name, slim_name)) {
+  if (features.feature().count("image/class/synset") || HasTfSlimName(name)) {
     return DataLayout::kTfSlim;
   }
   return DataLayout::kTfRecord;
-}
-
-// What the records say about labels: the stored range and each label's text.
-struct LabelScan {
-  int64_t records = 0;
-  int64_t min = 0, max = -1;
-  bool has_text = false;                  // image/class/text or image/class/synset present
-  std::map<int64_t, std::string> text;    // stored label -> image/class/text
-  std::map<int64_t, std::string> synset;  // stored label -> image/class/synset
-};
-
-// What the first `limit` records of `path` say about labels, corrupt ones passed over. A
-// URL is read in pieces of about `limit` records (128 KiB each; 1 to 8 MiB).
-LabelScan ScanFileLabels(const std::string& path, const std::string& label_key, int64_t limit) {
-  const uint64_t piece_bytes = std::clamp<uint64_t>(static_cast<uint64_t>(limit) << 17, 1 << 20, 8 << 20);
-  const std::unique_ptr<TfRecordReader> reader = OpenFirstRecords(path, piece_bytes);
-  LabelScan scan;
-  std::string data;
-  for (; scan.records < limit && reader->Next(&data); ++scan.records) {
-    Example example;
-    if (!example.ParseFromString(data)) continue;  // a bad record, met again in the pipeline
-    auto label = GetInt64Feature(example.features(), label_key);
-    if (!label) continue;
-    scan.min = scan.max < scan.min ? *label : std::min(scan.min, *label);
-    scan.max = std::max(scan.max, *label);
-    if (auto text = GetBytesFeature(example.features(), image_keys::kClassText)) scan.text.emplace(*label, *text);
-    if (auto synset = GetBytesFeature(example.features(), "image/class/synset")) scan.synset.emplace(*label, *synset);
-  }
-  return scan;
-}
-
-// `next` (a later file's scan) added to `scan`, as if read after it.
-void MergeLabelScan(const LabelScan& next, LabelScan* scan) {
-  scan->records += next.records;
-  if (next.max >= next.min) {
-    scan->min = scan->max < scan->min ? next.min : std::min(scan->min, next.min);
-    scan->max = std::max(scan->max, next.max);
-  }
-  scan->text.insert(next.text.begin(), next.text.end());  // a label's first text stays
-  scan->synset.insert(next.synset.begin(), next.synset.end());
-}
-
-// Reads up to kScanRecords records, the first ones of each file in turn, passing over
-// corrupt ones. Files are scanned 64 at a time (many at once over a network) and merged
-// in order.
-LabelScan ScanLabels(const std::vector<TfRecordFile>& files, const std::string& label_key) {
-  constexpr size_t kChunk = 64;
-  LabelScan scan;
-  const int64_t per_file = std::max<int64_t>(1, kScanRecords / static_cast<int64_t>(files.size()));
-  for (size_t begin = 0; begin < files.size() && scan.records < kScanRecords; begin += kChunk) {
-    std::vector<std::string> paths;
-    for (size_t i = begin; i < std::min(files.size(), begin + kChunk); ++i) paths.push_back(files[i].path);
-    std::vector<LabelScan> scans(paths.size());
-    ForEachStoragePath(paths, [&](size_t i) { scans[i] = ScanFileLabels(paths[i], label_key, per_file); });
-    for (const LabelScan& next : scans) {
-      if (scan.records >= kScanRecords) break;
-      MergeLabelScan(next, &scan);
-    }
-  }
-  scan.has_text = !scan.text.empty() || !scan.synset.empty();
-  return scan;
 }
 
 }  // namespace
@@ -230,18 +159,36 @@ const nlohmann::json* FindClassLabel(const nlohmann::json& info) {
   return nullptr;
 }
 
+// The class names of imgpipe's dataset.json at `path` ("classes"); empty when it has none.
+std::vector<std::string> ClassNamesOfDatasetJson(const std::string& path) {
+  nlohmann::json summary = nlohmann::json::parse(ReadStorageFile(path), nullptr, /*allow_exceptions=*/false);
+  std::vector<std::string> names;
+  if (!summary.is_object() || !summary.contains("classes") || !summary["classes"].is_array()) return names;
+  for (const nlohmann::json& name : summary["classes"]) {
+    if (name.is_string()) names.push_back(name.get<std::string>());
+  }
+  return names;
+}
+
 // Class names from the files beside the shards: labels.txt (imgpipe), LABEL.labels.txt
-// (TFDS), or dataset_info.json's class count (names then become the indices).
+// (TFDS), imgpipe's dataset.json, or dataset_info.json's class count (names then become
+// the indices).
 void ClassNamesFromFolder(const std::string& dir, const std::string& label_key, DataSource* s) {
+  if (label_key.empty()) return;
   for (const std::string& name : {std::string("labels.txt"), label_key + ".labels.txt"}) {
-    if (!label_key.empty() && StorageExists(JoinPath(dir, name))) {
+    if (StorageExists(JoinPath(dir, name))) {
       s->class_names = NonEmptyLines(JoinPath(dir, name));
       s->class_names_from = name;
       return;
     }
   }
+  if (s->layout == DataLayout::kImgpipe && StorageExists(JoinPath(dir, "dataset.json"))) {
+    s->class_names = ClassNamesOfDatasetJson(JoinPath(dir, "dataset.json"));
+    if (!s->class_names.empty()) s->class_names_from = "dataset.json";
+    return;
+  }
   const std::string info_path = JoinPath(dir, "dataset_info.json");
-  if (label_key.empty() || !StorageExists(info_path)) return;
+  if (!StorageExists(info_path)) return;
   nlohmann::json info = nlohmann::json::parse(ReadStorageFile(info_path), nullptr, /*allow_exceptions=*/false);
   const nlohmann::json* label = FindClassLabel(info);
   if (!label || !label->contains("numClasses")) return;
@@ -251,41 +198,78 @@ void ClassNamesFromFolder(const std::string& dir, const std::string& label_key, 
   s->class_names_from = "dataset_info.json";
 }
 
-// The label offset: the option's, else 1 for TF-slim's labels (no 0 seen, with
-// image/class/text or synset, not imgpipe's layout; with a class-names file of K names,
-// label K seen), else 0.
-void ChooseLabelOffset(const DataSourceOptions& options, const LabelScan& scan, DataSource* s) {
+// The labels of `s`: a sample of the first records of each file (up to kScanRecords in
+// all); when no class names were found beside the data and the sample is not every
+// record, a cached census of unchanged files, else (options.scan_labels) every record's.
+void ReadLabels(const DataSourceOptions& options, const std::string& dir, DataSource* s) {
+  const std::vector<std::string> paths = s->Paths();
+  const size_t sampled = std::min<size_t>(paths.size(), kScanRecords);
+  const int64_t per_file = std::max<int64_t>(1, kScanRecords / static_cast<int64_t>(paths.size()));
+  s->labels = SampleLabels({paths.begin(), paths.begin() + sampled}, s->schema.label_key, per_file);
+  for (size_t i = sampled; i < paths.size(); ++i) s->labels.files.push_back({.path = paths[i]});  // not read
+  if (!s->class_names.empty() || s->labels.complete()) return;
+  const std::string cache_path = LabelCensusCachePath(dir);
+  LabelCensus cached = CachedLabelCensus(paths, s->schema.label_key, cache_path);
+  if (cached.complete()) {
+    s->labels = std::move(cached);
+  } else if (options.scan_labels) {
+    LogInfo(dir + ": no labels.txt, dataset.json or dataset_info.json, so every record's label is read once "
+            "(kept in " + cache_path + ")");
+    const int threads = options.scan_threads > 0 ? options.scan_threads : AvailableCpus();
+    s->labels = CensusLabels(paths, s->schema.label_key, cache_path, threads, options.scan_progress);
+  }
+}
+
+// The label offset: the option's, else 1 for TF-slim's 1-based labels where the evidence
+// is certain: a class-names file of K names and a label K read, or build_imagenet_data.py's
+// file names (SPLIT-NNNNN-of-NNNNN) with its image/class/text or synset and no label 0 read
+// (never imgpipe's layout); else 0. The minimum of a sample alone never decides it.
+void ChooseLabelOffset(const DataSourceOptions& options, DataSource* s) {
   if (options.label_offset) {
     s->schema.label_offset = *options.label_offset;
     s->label_offset_reason = "--label-offset " + std::to_string(*options.label_offset);
     return;
   }
+  const LabelCensus& seen = s->labels;
   const int64_t known = static_cast<int64_t>(s->class_names.size());
-  if (s->layout != DataLayout::kImgpipe && scan.has_text && scan.max >= scan.min &&
-      scan.min >= 1 && (known == 0 || scan.max == known)) {
+  const bool any = seen.max() >= seen.min(), has_text = !seen.text.empty() || !seen.synset.empty();
+  const bool label_k = known > 0 && any && seen.max() == known;
+  const bool slim_names = known == 0 && has_text && HasTfSlimName(BaseName(s->files.front().path));
+  if (s->layout != DataLayout::kImgpipe && any && seen.min() >= 1 && (label_k || slim_names)) {
     s->schema.label_offset = 1;
-    s->label_offset_reason =
-        "TF-slim's 1-based labels (1..K with image/class/text or synset, no 0: 0 is "
-        "background), shifted by -1; --label-offset 0 keeps them";
+    s->label_offset_reason = std::string("TF-slim's 1-based labels (") +
+                             (label_k ? "label " + std::to_string(known) + " with " + std::to_string(known) +
+                                            " names in " + s->class_names_from
+                                      : "build_imagenet_data.py's file names and class texts, no label 0") +
+                             "), shifted by -1; --label-offset 0 keeps them";
     return;
   }
   s->label_offset_reason = "0-based labels";
+  if (any && seen.min() >= 1 && has_text) {
+    s->label_offset_reason += " (no label 0 read; --label-offset 1 if they are TF-slim's 1-based ones)";
+  }
 }
 
-// Class names from the records' image/class/text (else synset) when the folder had
-// none; then the class count.
-void ClassNamesFromRecords(const LabelScan& scan, DataSource* s) {
-  const int64_t offset = s->schema.label_offset;
-  if (s->class_names.empty() && scan.has_text) {
-    const auto& names = scan.text.empty() ? scan.synset : scan.text;
-    s->class_names_from = scan.text.empty() ? "image/class/synset" : image_keys::kClassText;
-    for (int64_t i = 0; i <= scan.max - offset; ++i) {
-      auto it = names.find(i + offset);
-      s->class_names.push_back(it != names.end() ? it->second : std::to_string(i));
-    }
+// The class count: the class names' (found beside the data), else the labels' when every
+// record's was read (names from their image/class/text, else synset), else unknown (0).
+void ChooseClasses(DataSource* s) {
+  if (!s->class_names.empty()) {
+    s->schema.num_classes = static_cast<int64_t>(s->class_names.size());
+    s->classes_from = s->class_names_from;
+    return;
   }
-  const int64_t seen = scan.max >= scan.min ? scan.max - offset + 1 : 0;
-  s->schema.num_classes = s->class_names.empty() ? seen : static_cast<int64_t>(s->class_names.size());
+  if (!s->labels.complete()) return;  // unknown
+  const LabelCensus& all = s->labels;
+  const int64_t offset = s->schema.label_offset;
+  s->schema.num_classes = all.max() >= all.min() ? std::max<int64_t>(0, all.max() - offset + 1) : 0;
+  s->classes_from = "records";
+  if (all.text.empty() && all.synset.empty()) return;
+  const auto& names = all.text.empty() ? all.synset : all.text;
+  s->class_names_from = all.text.empty() ? "image/class/synset" : image_keys::kClassText;
+  for (int64_t i = 0; i < s->schema.num_classes; ++i) {
+    auto it = names.find(i + offset);
+    s->class_names.push_back(it != names.end() ? it->second : std::to_string(i));
+  }
 }
 
 }  // namespace
@@ -325,15 +309,63 @@ DataSource ResolveDataSource(const std::string& data, const DataSourceOptions& o
   const std::string dir = folder ? data : DirName(s.files.front().path);
   s.layout = DetectLayout(dir, s.files, first.example.features());
   if (s.schema.label_key.empty()) return s;
-  // 3. Labels: their range, offset and class names.
-  const LabelScan scan = ScanLabels(s.files, s.schema.label_key);
-  s.scanned_records = scan.records;
-  s.min_label = scan.min;
-  s.max_label = scan.max;
+  // 3. Labels: their range, offset and class count.
   ClassNamesFromFolder(dir, s.schema.label_key, &s);
-  ChooseLabelOffset(options, scan, &s);
-  ClassNamesFromRecords(scan, &s);
+  ReadLabels(options, dir, &s);
+  s.scanned_records = s.labels.records();
+  s.min_label = s.labels.min();
+  s.max_label = s.labels.max();
+  ChooseLabelOffset(options, &s);
+  ChooseClasses(&s);
   return s;
+}
+
+void DataSource::SetClassCount(int64_t n, const std::string& from) {
+  RecordSchema checked = schema;
+  checked.num_classes = n;
+  // The labels read that fall outside [0, n): the lowest and highest are the ones to check.
+  for (const FileLabels* f : {labels.FileWithMax(), labels.FileWithMin()}) {
+    if (!f) continue;
+    const int64_t stored = f == labels.FileWithMax() ? f->max : f->min;
+    const uint64_t offset = f == labels.FileWithMax() ? f->max_offset : f->min_offset;
+    if (stored - schema.label_offset < 0 || stored - schema.label_offset >= n) {
+      throw LabelOutOfRangeError(checked, f->path, offset, stored, from);
+    }
+  }
+  schema.num_classes = n;
+  classes_from = from;
+}
+
+std::string DataSource::DescribeLabelsRead() const {
+  std::ostringstream out;
+  out << "stored " << min_label << ".." << max_label << " in ";
+  if (!labels.complete()) {
+    out << "the " << scanned_records << " record(s) read (the first of each file, not all)";
+  } else if (!labels.cache_path.empty()) {
+    out << "all " << scanned_records << " record(s) (every label read once, kept in " << labels.cache_path
+        << (labels.files_from_cache == static_cast<int64_t>(labels.files.size()) ? ", read from there" : "") << ")";
+  } else {
+    out << "all " << scanned_records << " record(s)";
+  }
+  return out.str();
+}
+
+std::string DataSource::DescribeClasses() const {
+  std::ostringstream out;
+  const std::string names = ", names from " + (class_names_from.empty() ? "nowhere (indices)" : class_names_from);
+  if (classes_from.empty()) {
+    out << "unknown: no labels.txt, dataset.json or dataset_info.json beside the data, and the labels "
+           "read are not all of them, so labels are used as stored and not checked (imgpipe train reads "
+           "every record's label once and keeps the count; a labels.txt of K lines beside the shards "
+           "names K classes)";
+  } else if (classes_from == "records") {
+    out << schema.num_classes << " from every record's label" << names;
+  } else if (classes_from == "--num-classes") {
+    out << schema.num_classes << " from --num-classes";
+  } else {
+    out << schema.num_classes << " from " << classes_from << names;
+  }
+  return out.str();
 }
 
 bool DataSource::HasSplit(const std::string& split) const {
@@ -375,10 +407,9 @@ std::string DataSource::Describe() const {
       << (schema.label_key.empty() ? "none" : schema.label_key)
       << " (--image-key, --label-key to change)";
   if (schema.label_key.empty()) return out.str();
-  out << "\n  labels: stored " << min_label << ".." << max_label << " in the " << scanned_records
-      << " record(s) read; offset " << schema.label_offset << ": " << label_offset_reason;
-  out << "\n  classes: " << schema.num_classes << ", names from "
-      << (class_names_from.empty() ? "nowhere (indices)" : class_names_from);
+  out << "\n  labels: " << DescribeLabelsRead() << "; offset " << schema.label_offset << ": "
+      << label_offset_reason;
+  out << "\n  classes: " << DescribeClasses();
   return out.str();
 }
 

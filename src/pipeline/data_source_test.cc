@@ -8,6 +8,7 @@
 
 #include "image/presets.h"
 #include "pipeline/image_samples.h"
+#include "pipeline/label_test_util.h"
 #include "pipeline/pipeline_test_util.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -203,17 +204,19 @@ TEST(DataSourceTest, ALabelOutsideTheClassesNamesFileOffsetAndLabel) {
   schema.label_key = "image/class/label";  // labelled data without that label
   EXPECT_THAT([&] { ViewImage(e.features(), schema, "f.tfrecord", 120); },
               ::testing::ThrowsMessage<DataError>(HasSubstr("no int64 feature image/class/label")));
-  schema.num_classes = 0;  // unlabelled use (extract without classes): label -1
+  schema.num_classes = 0;  // classes unknown: still labelled data, so still a bad record
+  EXPECT_THROW(ViewImage(e.features(), schema, "f.tfrecord", 120), DataError);
+  schema.label_key = "";  // unlabelled use (--label-key none): label -1
   EXPECT_EQ(ViewImage(e.features(), schema, "f.tfrecord", 120).label, -1);
   schema.image_key = "image/encoded";
   EXPECT_THROW(ViewImage(e.features(), schema, "f.tfrecord", 120), DataError);
 }
 
-TEST(DataSourceTest, ThePipelineReadsTfSlimShardsWithShiftedLabels) {
-  DataSource s = ResolveDataSource(kSlim);
+// Every label of `paths` read through the eval pipeline under `schema`, with fail policy.
+std::multiset<int64_t> PipelineLabels(const std::vector<std::string>& paths, const RecordSchema& schema) {
   ImagePipelineConfig config;
-  config.patterns = s.Paths("train");
-  config.schema = s.schema;
+  config.patterns = paths;
+  config.schema = schema;
   config.batch_size = 4;
   EvalPreset preset;
   preset.crop_size = 32;
@@ -223,9 +226,112 @@ TEST(DataSourceTest, ThePipelineReadsTfSlimShardsWithShiftedLabels) {
   auto batches = EvalPipeline(config, preset).MakeIterator(options);
   std::multiset<int64_t> labels;
   while (auto batch = batches.Next()) labels.insert(batch->labels.begin(), batch->labels.end());
+  return labels;
+}
+
+TEST(DataSourceTest, ThePipelineReadsTfSlimShardsWithShiftedLabels) {
+  const DataSource s = ResolveDataSource(kSlim);
+  const std::multiset<int64_t> labels = PipelineLabels(s.Paths("train"), s.schema);
   EXPECT_EQ(labels.size(), 12u);  // 6 per class
   EXPECT_EQ(labels.count(0), 6u);
   EXPECT_EQ(labels.count(1), 6u);
+}
+
+TEST(DataSourceTest, WithTheClassCountUnknownLabelsAreAsStoredAndOnlyAnOffsetIsChecked) {
+  Example e;
+  AddBytesFeature(e.mutable_features(), "image", "jpeg bytes");
+  AddInt64Feature(e.mutable_features(), "label", 0);
+  RecordSchema schema{"image", "label", 0, 0};
+  EXPECT_EQ(ViewImage(e.features(), schema, "f.tfrecord", 7).label, 0);
+  schema.label_offset = 1;  // label 0 under offset 1: class -1, wrong whatever the count
+  EXPECT_THAT([&] { ViewImage(e.features(), schema, "f.tfrecord", 7); },
+              ::testing::ThrowsMessage<LabelOutOfRange>(
+                  HasSubstr("f.tfrecord: offset 7: label 0 (label, label offset 1) is below the label offset")));
+}
+
+// Issue 44: the sample (51 records of each of 40 files) sees labels 1..8 with
+// image/class/text; labels 0 and 9 come later. Neither an offset nor a class count is
+// guessed from it, and every record reads with its stored label.
+TEST(DataSourceTest, ASampleThatMissesTheExtremeLabelsDecidesNeitherOffsetNorClasses) {
+  const LabelLessShards shape;
+  const std::string dir = TestTempPath("label_less");
+  const LabelLessFiles files = WriteLabelLessShards(dir, shape);
+  DataSource s = ResolveDataSource(dir);
+  EXPECT_EQ(s.layout, DataLayout::kTfRecord);
+  EXPECT_EQ(s.min_label, 1);
+  EXPECT_EQ(s.max_label, shape.classes - 2);
+  EXPECT_FALSE(s.labels.complete());
+  EXPECT_EQ(s.schema.label_offset, 0);
+  EXPECT_EQ(s.schema.num_classes, 0);  // unknown
+  EXPECT_EQ(s.classes_from, "");
+  EXPECT_TRUE(s.class_names.empty());
+  EXPECT_THAT(s.Describe(), HasSubstr("classes: unknown: no labels.txt"));
+  EXPECT_THAT(s.Describe(), HasSubstr("--label-offset 1 if they are TF-slim's"));
+  EXPECT_FALSE(PathExists(JoinPath(dir, "labels.scan.json")));  // nothing read beyond the sample
+  std::multiset<int64_t> expected;
+  for (int f = 0; f < shape.files; ++f) {
+    for (int r = 0; r < shape.records_per_file; ++r) expected.insert(shape.Label(f, r));
+  }
+  EXPECT_EQ(PipelineLabels(s.Paths(), s.schema), expected);
+}
+
+TEST(DataSourceTest, ScanLabelsReadsEveryLabelOnceAndTheNextResolveUsesTheCache) {
+  const LabelLessShards shape;
+  const std::string dir = TestTempPath("label_scan");
+  const LabelLessFiles files = WriteLabelLessShards(dir, shape);
+  DataSourceOptions options;
+  options.scan_labels = true;
+  uint64_t progress_calls = 0, last_done = 0, last_total = 0;
+  options.scan_progress = [&](uint64_t done, uint64_t total) {
+    ++progress_calls, last_done = done, last_total = total;
+  };
+  DataSource s = ResolveDataSource(dir, options);
+  EXPECT_TRUE(s.labels.complete());
+  EXPECT_EQ(s.scanned_records, shape.files * shape.records_per_file);
+  EXPECT_EQ(s.min_label, 0);
+  EXPECT_EQ(s.max_label, shape.classes - 1);
+  EXPECT_EQ(s.schema.label_offset, 0);
+  EXPECT_EQ(s.schema.num_classes, shape.classes);
+  EXPECT_EQ(s.classes_from, "records");
+  EXPECT_EQ(s.class_names.front(), "class-0");
+  EXPECT_EQ(s.class_names.back(), "class-" + std::to_string(shape.classes - 1));
+  EXPECT_EQ(s.labels.cache_path, JoinPath(dir, "labels.scan.json"));
+  EXPECT_GT(progress_calls, 0u);
+  EXPECT_EQ(last_done, last_total);
+  EXPECT_THAT(s.Describe(), HasSubstr("classes: 10 from every record's label"));
+  EXPECT_THAT(s.Describe(), HasSubstr("kept in " + JoinPath(dir, "labels.scan.json")));
+  // The next resolve, without scan_labels, finds the census.
+  DataSource again = ResolveDataSource(dir);
+  EXPECT_EQ(again.labels.files_from_cache, shape.files);
+  EXPECT_EQ(again.schema.num_classes, shape.classes);
+  EXPECT_EQ(again.class_names, s.class_names);
+  EXPECT_THAT(again.Describe(), HasSubstr("read from there"));
+  // --num-classes below the labels' needs names the highest label, its file and record.
+  EXPECT_THAT([&] { again.SetClassCount(shape.classes - 1, "--num-classes"); },
+              ::testing::ThrowsMessage<LabelOutOfRange>(HasSubstr(
+                  files.paths[shape.max_file] + ": offset " + std::to_string(files.max_offset) +
+                  ": label 9 (image/class/label, label offset 0) is outside the 9 classes [0, 9) of --num-classes")));
+  again.SetClassCount(shape.classes + 2, "--num-classes");
+  EXPECT_EQ(again.schema.num_classes, shape.classes + 2);
+  EXPECT_THAT(again.Describe(), HasSubstr("classes: 12 from --num-classes"));
+}
+
+TEST(DataSourceTest, TfSlimOffsetNeedsCertainEvidence) {
+  // TF-slim's file names, labels 1..2 with text: 1-based (make_tf_datasets.py's shards).
+  EXPECT_EQ(ResolveDataSource(kSlim).schema.label_offset, 1);
+  // The same records under another name with no names file: labels 1..2 read whole, no
+  // 0, but no certain evidence: kept as stored, the reason says what to pass.
+  const std::string renamed = TestTempPath("slim_renamed");
+  MakeDirectories(renamed);
+  std::filesystem::copy_file(kSlim + "/train-00000-of-00002", JoinPath(renamed, "shard.tfrecord"));
+  DataSource s = ResolveDataSource(renamed);
+  EXPECT_EQ(s.schema.label_offset, 0);
+  EXPECT_THAT(s.label_offset_reason, HasSubstr("--label-offset 1"));
+  // A labels.txt of 2 names beside them, and label 2 read: certain.
+  WriteFileAtomic(JoinPath(renamed, "labels.txt"), "ant\nbee\n");
+  s = ResolveDataSource(renamed);
+  EXPECT_EQ(s.schema.label_offset, 1);
+  EXPECT_THAT(s.label_offset_reason, HasSubstr("label 2 with 2 names in labels.txt"));
 }
 
 }  // namespace

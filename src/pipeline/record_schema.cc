@@ -47,22 +47,31 @@ ImageView ViewImageIn(const FeatureSource& features, const RecordSchema& schema,
   ImageView view{*bytes, -1};
   if (schema.label_key.empty()) return view;
   auto stored = GetInt64Feature(features, schema.label_key);
-  if (!stored && schema.num_classes > 0) {
-    throw DataError(path, offset, "record has no int64 feature " + schema.label_key);
-  }
-  if (!stored) return view;
+  if (!stored) throw DataError(path, offset, "record has no int64 feature " + schema.label_key);
   view.label = *stored - schema.label_offset;
-  if (schema.num_classes > 0 && (view.label < 0 || view.label >= schema.num_classes)) {
-    throw LabelOutOfRange(path + ": offset " + std::to_string(offset) + ": label " +
-                std::to_string(*stored) + " (" + schema.label_key + ", label offset " +
-                std::to_string(schema.label_offset) + ") is outside the " +
-                std::to_string(schema.num_classes) + " classes [0, " +
-                std::to_string(schema.num_classes) + "); set --label-offset or check the data");
+  // A class index below 0 under an offset, or past the known classes, cannot be right;
+  // with neither known (offset 0, no class count) the label is as stored.
+  const bool below = view.label < 0 && schema.label_offset != 0;
+  if (below || (schema.num_classes > 0 && (view.label < 0 || view.label >= schema.num_classes))) {
+    throw LabelOutOfRangeError(schema, path, offset, *stored);
   }
   return view;
 }
 
 }  // namespace
+
+LabelOutOfRange LabelOutOfRangeError(const RecordSchema& schema, const std::string& path, uint64_t offset,
+                                     int64_t stored, const std::string& classes_from) {
+  const std::string where = path + ": offset " + std::to_string(offset) + ": label " + std::to_string(stored) +
+                            " (" + schema.label_key + ", label offset " + std::to_string(schema.label_offset) + ")";
+  if (schema.num_classes <= 0) {
+    return LabelOutOfRange(where + " is below the label offset; set --label-offset or check the data");
+  }
+  const std::string n = std::to_string(schema.num_classes);
+  return LabelOutOfRange(where + " is outside the " + n + " classes [0, " + n + ")" +
+                         (classes_from.empty() ? "" : " of " + classes_from) +
+                         "; set --label-offset or check the data");
+}
 
 ImageView ViewImage(const Features& features, const RecordSchema& schema,
                     const std::string& path, uint64_t offset) {

@@ -17,7 +17,8 @@ struct RecordSchema {
   std::string image_key = image_keys::kEncoded;  // bytes: the encoded image
   std::string label_key = image_keys::kLabel;    // int64; empty: no labels (-1)
   int64_t label_offset = 0;  // class index = stored label - label_offset
-  int64_t num_classes = 0;   // > 0: a class index outside [0, num_classes) throws
+  int64_t num_classes = 0;   // > 0: a class index outside [0, num_classes) throws;
+                             // 0: unknown (labels as stored, below 0 only under an offset)
   bool operator==(const RecordSchema&) const = default;
 };
 
@@ -28,6 +29,12 @@ class LabelOutOfRange : public Error {
   using Error::Error;
 };
 
+// The error for stored label `stored` of the record at `path`, `offset`: outside the
+// schema's num_classes classes ("of `classes_from`" when given, e.g. "--num-classes"),
+// or, when the class count is unknown, below its label offset.
+LabelOutOfRange LabelOutOfRangeError(const RecordSchema& schema, const std::string& path, uint64_t offset,
+                                     int64_t stored, const std::string& classes_from = "");
+
 // The encoded image and class index of a record, viewed in `features`.
 struct ImageView {
   std::string_view bytes;
@@ -35,9 +42,10 @@ struct ImageView {
 };
 
 // The image and label of `features` under `schema`. Throws DataError(path, offset)
-// naming the key when the image feature is missing or not bytes (or the label, when
-// num_classes > 0: labelled data), and LabelOutOfRange
-// naming path, offset and label when the class index is outside [0, num_classes).
+// naming the key when the image feature is missing or not bytes, or the label (when
+// label_key is set: labelled data), and LabelOutOfRange naming path, offset and label
+// when the class index is outside [0, num_classes) (num_classes > 0), or below 0 under a
+// label offset.
 ImageView ViewImage(const Features& features, const RecordSchema& schema,
                     const std::string& path, uint64_t offset);
 

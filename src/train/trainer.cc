@@ -47,14 +47,20 @@ struct DataSet {
 };
 
 // The train files (split train; every file when no name says a split), the validation
-// files (split validation, else test), the classes and the schema of `data`.
-DataSet FindDataSet(const std::string& data, const pipeline::DataSourceOptions& options) {
-  const pipeline::DataSource source = pipeline::ResolveDataSource(data, options);
+// files (split validation, else test), the classes and the schema of `data`. The model
+// needs the class count: when no file beside the data gives it, every record's label is
+// read (once: cached, pipeline/label_census.h). `classes` > 0 (--num-classes) sets it,
+// checked against those labels: a label outside [0, classes) throws LabelOutOfRange
+// naming it, its file and record, before the first step.
+DataSet FindDataSet(const std::string& data, pipeline::DataSourceOptions options, int64_t classes) {
+  options.scan_labels = true;
+  pipeline::DataSource source = pipeline::ResolveDataSource(data, options);
   if (source.layout == pipeline::DataLayout::kImageFolder) {
     throw Error(data + ": an image folder; imgpipe train reads TFRecord shards (make them with "
                 "imgpipe convert --input " + data + ")");
   }
   if (source.schema.label_key.empty()) throw Error(data + ": the records have no labels (--label-key)");
+  if (classes > 0) source.SetClassCount(classes, "--num-classes");
   DataSet d;
   d.source = source;
   if (source.HasSplit("validation")) d.validation_split = "validation";
@@ -319,13 +325,13 @@ void Trainer::SetUp() {
     num_classes_ = o_.classes > 0 ? o_.classes : 10;
     steps_per_epoch_ = o_.max_steps > 0 ? o_.max_steps : 20;
   } else {
-    data_ = FindDataSet(o_.data_dir, o_.source);
+    data_ = FindDataSet(o_.data_dir, o_.source, o_.classes);
     if (env_.rank == 0) LogInfo(data_.description);
     num_classes_ = data_.schema.num_classes;
-    if (o_.classes > 0) num_classes_ = data_.schema.num_classes = o_.classes;
     if (num_classes_ < 2) {
       throw std::invalid_argument("'" + o_.data_dir + "' has " + std::to_string(num_classes_) +
-                                  " class(es) (labels.txt, or the labels seen); training needs 2 or more");
+                                  " class(es) (its class names, or every record's label); training needs 2 "
+                                  "or more (--num-classes)");
     }
     train_loader_ = std::make_unique<loader::Loader>(data_.source, TrainLoaderOptions());
     train_loader_->SetEpochLimit(o_.epochs);  // the last epoch starts no pass ahead

@@ -47,7 +47,7 @@ struct TrainOptions {
   int val_crop_size = 0;           // validation's centre crop; 0: image_size
   size_t shuffle_buffer = 1024;    // records; 0: no shuffle
   bool synthetic = false;          // batches made once in memory: the model's own rate
-  int classes = 0;                 // synthetic runs: number of classes (default 10)
+  int classes = 0;                 // --num-classes: the model's classes (0: the data's; synthetic: 10)
   int decode_threads = 0;          // pipeline map threads; 0: autotune
   int intra_op_threads = 0;        // libtorch's; 0: the CPUs this process may use
   int64_t max_steps = 0;           // stop after this many steps in all; 0: no limit
