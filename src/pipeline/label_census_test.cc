@@ -9,7 +9,7 @@
 #include "pipeline/label_test_util.h"
 #include "pipeline/pipeline_test_util.h"
 #include "util/file.h"
-#include "util/unprivileged_test_util.h"
+#include "testing/unprivileged_test_util.h"
 
 namespace imgpipe::pipeline {
 namespace {
