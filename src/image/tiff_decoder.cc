@@ -103,6 +103,12 @@ class TiffFile {
     // "r": read; "m": no memory mapping (MapNothing).
     tif_ = lib.client_open(path.c_str(), "rm", &file_, ReadMemory, WriteMemory, SeekMemory,
                            CloseMemory, SizeOfMemory, MapNothing, UnmapNothing, options.get());
+    // An error reported while opening fails the open; the handle, if any, is closed
+    // here (a constructor that throws runs no destructor).
+    if (tif_ != nullptr && !messages_.error.empty()) {
+      lib.close(tif_);
+      tif_ = nullptr;
+    }
     Check(tif_ != nullptr, "invalid TIFF");
   }
   ~TiffFile() {
