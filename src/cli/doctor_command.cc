@@ -177,10 +177,6 @@ void AddDoctorCommand(CLI::App& app) {
                   "Planned shuffle buffer, in records")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--prefetch", plan.pipeline.prefetch,
-                  "Planned prefetched batches (-1: autotune, estimated at its starting 2)")
-      ->capture_default_str()
-      ->check(CLI::Range(-1, 1024));
   cmd->add_option("--layout", f->layout,
                   "Planned output: float32 (NCHW) or uint8 (NHWC, a quarter the bytes)")
       ->capture_default_str()

@@ -1,7 +1,10 @@
 // `imgpipe doctor`: checks the stack training runs on, layer by layer (platform, NVIDIA
 // driver, CUDA libraries, GPUs, libtorch, host CPUs and memory, data), and says what is
-// wrong and how to fix it. Everything is read below a SystemRoot and loaded through a
-// LibraryLoader, so tests run it on fake machines.
+// wrong and how to fix it, in one report. Two jobs, in files of their own: the GPU stack
+// (gpu_stack_checks.h) and the input pipeline's host and data (data_checks.h), whose
+// memory check states the Loader's own estimate (loader/memory_estimate.h). Everything
+// is read below a SystemRoot and loaded through a LibraryLoader, so tests run it on
+// fake machines.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include "env/storage_probe.h"
 #include "env/torch_build_info.h"
 #include "image/presets.h"
+#include "loader/memory_estimate.h"
 #include "pipeline/image_samples.h"
 
 namespace imgpipe::env {
@@ -35,7 +39,7 @@ struct Check {
 
 // The training run the checks plan for. The defaults are the train pipeline's own.
 struct PlannedTraining {
-  pipeline::ImagePipelineConfig pipeline;  // batch_size, shuffle_buffer, cycle_length, prefetch
+  pipeline::ImagePipelineConfig pipeline;  // batch_size, shuffle_buffer, cycle_length
   TrainPreset preset;                      // output size and layout
   int threads = 0;    // decode threads per training process; 0: every usable CPU
   int processes = 0;  // training processes (one per GPU); 0: one per GPU present, at least 1
@@ -68,7 +72,8 @@ struct DoctorReport {
   CpuInfo cpus;
   MemoryInfo memory;
   int processes = 1;                   // training processes planned
-  uint64_t planned_buffer_bytes = 0;   // their shuffle and batch buffers, all together
+  loader::MemoryNeed loader_memory;    // one process's Loader buffers, as the Loader estimates them
+  uint64_t planned_buffer_bytes = 0;   // loader_memory.minimum_bytes x processes
   std::optional<StorageInfo> storage;  // when --data is given and exists
   std::optional<ShardList> shards;
   std::optional<NetworkProbe> network;  // when --data is a URL
@@ -84,10 +89,5 @@ struct DoctorReport {
 // what it finds; a problem is a check.
 DoctorReport RunDoctor(const DoctorOptions& options, LibraryLoader& loader,
                        const TorchBuildInfo& torch);
-
-// Bytes the shuffle buffer (encoded records of `record_bytes`) and the batches in flight
-// (prefetched, being filled and being used) take in one training process.
-uint64_t PlannedBufferBytesPerProcess(const PlannedTraining& plan, double record_bytes);
-
 
 }  // namespace imgpipe::env

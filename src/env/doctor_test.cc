@@ -4,8 +4,12 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "convert/converter.h"
+#include "env/data_checks.h"
 #include "env/env_test_util.h"
+#include "loader/loader.h"
 #include "record/index.h"
+#include "util/error.h"
 
 namespace imgpipe::env {
 namespace {
@@ -336,9 +340,12 @@ TEST_F(DoctorTest, ContainerSeeingHostGpusWithoutTheToolkit) {
 }
 
 TEST_F(DoctorTest, MemoryAgainstThePlannedBuffers) {
-  // Default plan: 1024 records x 110 KB + 4 batches x 256 x 3x224x224 floats ~ 725 MiB.
-  uint64_t planned = PlannedBufferBytesPerProcess(options_.plan, kAssumedRecordBytes);
-  EXPECT_EQ(planned, static_cast<uint64_t>(1024 * 110e3) + 4ull * 256 * 3 * 224 * 224 * 4);
+  // Default plan, as the Loader counts it: (3 batches x 256 x (3x224x224 floats + a label)
+  // + a shuffle buffer of 1024 records x 110 KB) x 2 passes (start_ahead) ~ 1.1 GiB.
+  FakeSystemTree measure("memory_measure");
+  measure.AddLinuxHost();
+  uint64_t planned = Run(measure, CpuTorch()).planned_buffer_bytes;
+  EXPECT_EQ(planned, 2 * (3 * 256ull * (3 * 224 * 224 * 4 + 8) + static_cast<uint64_t>(1024 * 110e3)));
   FakeSystemTree roomy("memory_roomy");
   roomy.AddLinuxHost(/*available_kb=*/planned * 4 / 1024);
   EXPECT_EQ(Find(Run(roomy, CpuTorch()), "memory").status, CheckStatus::kOk);
@@ -353,6 +360,26 @@ TEST_F(DoctorTest, MemoryAgainstThePlannedBuffers) {
   // The uint8 layout takes a quarter of the batch memory and fits.
   options_.plan.preset.layout = OutputLayout::kUint8Nhwc;
   EXPECT_NE(Find(Run(short_of_memory, CpuTorch()), "memory").status, CheckStatus::kError);
+}
+
+// A process whose buffers fit the memory available but not the Loader's RAM budget (half
+// the machine's memory) is an error: the Loader would refuse it. Before the one estimate,
+// the doctor called this a warning.
+TEST_F(DoctorTest, WhatTheLoaderRefusesIsAnError) {
+  FakeSystemTree measure("memory_budget_measure");
+  measure.AddLinuxHost();
+  const uint64_t need = Run(measure, CpuTorch()).planned_buffer_bytes;
+  FakeSystemTree small("memory_budget");
+  small.AddLinuxHost();
+  small.Write("/proc/meminfo", "MemTotal: " + std::to_string(need * 3 / 2 / 1024) +
+                                   " kB\nMemAvailable: " + std::to_string(need * 7 / 5 / 1024) + " kB\n");
+  DoctorReport report = Run(small, CpuTorch());
+  ExpectCheck(report, "memory", CheckStatus::kError,
+              {"the Loader's RAM budget", "it refuses these options", "3 batches per pass", "x 2 passes"},
+              {"--batch-size", "--image-size", "--shuffle-buffer", "--layout uint8"});
+  EXPECT_FALSE(Contains(Find(report, "memory").fix, "--prefetch"));  // the Loader has no such option
+  options_.plan.preset.layout = OutputLayout::kUint8Nhwc;  // the fix: a quarter of the batch bytes
+  EXPECT_NE(Find(Run(small, CpuTorch()), "memory").status, CheckStatus::kError);
 }
 
 TEST_F(DoctorTest, ACgroupMemoryLimitCounts) {
@@ -445,6 +472,58 @@ TEST_F(DoctorDataTest, FewerShardsThanProcessesWithoutIndexFiles) {
   DoctorReport report = Run(tree, CudaTorch(true, 8));
   ExpectCheck(report, "shards", CheckStatus::kError,
               {"fewer shards than processes", ".idx index files that are missing"});
+}
+
+// The doctor's memory line is the Loader's own estimate over the same shards: the same
+// figures as a real Loader's memory(), and the Loader refuses exactly what the doctor
+// calls over its budget, with the same terms; the doctor's fix makes the Loader accept.
+TEST_F(DoctorDataTest, MemoryIsTheLoadersEstimateOverTheSameShards) {
+  FakeSystemTree tree("memory_loader");
+  tree.AddLinuxHost();
+  PutDataOnFakeDisk(tree, "nvme", false);
+  ConvertOptions convert;  // the 153 photos in 4 shards with index files
+  convert.input = std::string(IMGPIPE_TESTDATA_DIR) + "/images/hymenoptera/val";
+  convert.output = data_;
+  convert.plan.min_shards = 4;
+  convert.threads = 2;
+  RunConvert(convert);
+  options_.plan.pipeline.batch_size = 16;
+  options_.plan.preset.size = 224;  // batches large enough that uint8 halves the need
+  options_.plan.processes = 2;  // 77 records a rank: fewer than the shuffle buffer
+  const DoctorReport report = Run(tree, CpuTorch());
+  loader::LoaderOptions o;
+  o.batch_size = 16;
+  o.image_size = 224;
+  o.layout = "float32";
+  o.world_size = 2;
+  o.split = "";
+  o.threads = 2;
+  const loader::MemoryNeed want = loader::Loader(data_, o).memory();
+  const loader::MemoryNeed& got = report.loader_memory;
+  EXPECT_EQ(got.batch_bytes, want.batch_bytes);
+  EXPECT_EQ(got.batches_per_pass, want.batches_per_pass);
+  EXPECT_EQ(got.shuffle_bytes, want.shuffle_bytes);
+  EXPECT_EQ(got.passes, want.passes);
+  EXPECT_EQ(got.minimum_bytes, want.minimum_bytes);
+  EXPECT_EQ(report.planned_buffer_bytes, 2 * want.minimum_bytes);
+  // A machine whose half is below one process's need: both refuse, naming the same terms.
+  const uint64_t total = want.minimum_bytes * 3 / 2;
+  tree.Write("/proc/meminfo", "MemTotal: " + std::to_string(total / 1024) + " kB\nMemAvailable: " +
+                                  std::to_string(total / 1024) + " kB\n");
+  const DoctorReport refused = Run(tree, CpuTorch());
+  ExpectCheck(refused, "memory", CheckStatus::kError, {"it refuses", loader::MemoryTerms(refused.loader_memory)});
+  o.ram_budget_bytes = refused.loader_memory.budget_bytes;  // the budget the doctor judged against
+  try {
+    loader::Loader loader(data_, o);
+    ADD_FAILURE() << "the Loader accepted what the doctor calls over its budget";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(Contains(e.what(), loader::MemoryTerms(refused.loader_memory))) << e.what();
+  }
+  // The fix the doctor gives (uint8) is one the Loader accepts.
+  options_.plan.preset.layout = OutputLayout::kUint8Nhwc;
+  EXPECT_NE(Find(Run(tree, CpuTorch()), "memory").status, CheckStatus::kError);
+  o.layout = "uint8";
+  EXPECT_NO_THROW({ loader::Loader accepted(data_, o); });
 }
 
 TEST_F(DoctorDataTest, MissingDataPathIsAnError) {

@@ -3,12 +3,30 @@
 
 #include <string>
 
+#include "convert/converter.h"
+#include "io/io_test_util.h"
 #include "loader/loader.h"
+#include "loader/loader_data.h"
 
 namespace imgpipe::loader {
 
 // 153 photos, 9 batches of 16 an epoch.
 inline const std::string kPhotos = std::string(IMGPIPE_TESTDATA_DIR) + "/images/hymenoptera/val";
+
+// The 153 photos converted once (per test binary) into 4 TFRecord shards with index
+// files, resolved as a Loader resolves them.
+inline const LoaderData& PhotoShards() {
+  static const LoaderData data = [] {
+    ConvertOptions convert;
+    convert.input = ::imgpipe::loader::kPhotos;  // not a test file's own kPhotos (unity builds)
+    convert.output = ScratchDir("loader_photo_shards");
+    convert.plan.min_shards = 4;
+    convert.threads = 2;
+    RunConvert(convert);
+    return ResolveLoaderData(convert.output, {}, "", ErrorPolicy::kFail);
+  }();
+  return data;
+}
 
 // Small batches of small uint8 images on 2 threads, seed 7.
 inline LoaderOptions SmallOptions() {

@@ -12,23 +12,21 @@
 #include "util/error.h"
 
 namespace imgpipe::loader {
-namespace {
 
-// The lower of physical memory and the soft address-space and data-segment limits.
-uint64_t MachineMemoryBytes() {
-  uint64_t bytes = pipeline::PhysicalMemoryBytes();
+MachineMemory ThisMachineMemory() {
+  MachineMemory machine;
+  machine.physical_bytes = pipeline::PhysicalMemoryBytes();
+  machine.limit_bytes = machine.physical_bytes;
   for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
     rlimit limit{};
     if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-      bytes = std::min<uint64_t>(bytes, limit.rlim_cur);
+      machine.limit_bytes = std::min<uint64_t>(machine.limit_bytes, limit.rlim_cur);
     }
   }
-  return bytes;
+  return machine;
 }
 
-}  // namespace
-
-MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o) {
+MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o, const MachineMemory& machine) {
   MemoryNeed need;
   const auto batch = static_cast<uint64_t>(o.batch_size);
   need.batch_bytes = batch * OutputBytes(ParseOutputLayout(o.layout), o.image_size) + batch * sizeof(int64_t);
@@ -47,30 +45,39 @@ MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o) {
   need.passes = o.start_ahead ? 2 : 1;
   need.minimum_bytes =
       need.passes * (need.batches_per_pass * need.batch_bytes + need.shuffle_bytes + need.read_ahead_bytes);
-  need.budget_bytes = o.ram_budget_bytes > 0 ? o.ram_budget_bytes : pipeline::PhysicalMemoryBytes() / 2;
-  need.machine_bytes = MachineMemoryBytes();
+  need.budget_bytes = o.ram_budget_bytes > 0 ? o.ram_budget_bytes : machine.physical_bytes / 2;
+  need.machine_bytes = machine.limit_bytes;
   return need;
 }
 
+std::string MemoryTerms(const MemoryNeed& need) {
+  std::string terms = std::to_string(need.batches_per_pass) + " batches per pass x " + FormatBytes(need.batch_bytes);
+  if (need.shuffle_bytes) terms += " + a shuffle buffer of " + FormatBytes(need.shuffle_bytes);
+  if (need.read_ahead_bytes) terms += " + network read-ahead of " + FormatBytes(need.read_ahead_bytes);
+  if (need.passes > 1) terms = "(" + terms + ") x " + std::to_string(need.passes) + " passes";
+  return terms + " = " + FormatBytes(need.minimum_bytes);
+}
+
+bool MemoryFits(const MemoryNeed& need) {
+  return need.minimum_bytes <= need.budget_bytes && need.minimum_bytes <= need.machine_bytes;
+}
+
 void CheckMemory(const MemoryNeed& need, const LoaderOptions& o) {
+  if (MemoryFits(need)) return;
   const bool over_budget = need.minimum_bytes > need.budget_bytes;
-  if (!over_budget && need.minimum_bytes <= need.machine_bytes) return;
   const std::string budget_source =
       o.ram_budget_bytes > 0 ? " (ram_budget_bytes)" : " (half the machine's memory; set ram_budget_bytes)";
   const std::string limit = over_budget
                                 ? "the RAM budget of " + FormatBytes(need.budget_bytes) + budget_source
                                 : "this machine's " + FormatBytes(need.machine_bytes) + " (physical memory or ulimit)";
-  throw InvalidArgument(
-      "Loader: batch_size=" + std::to_string(o.batch_size) + " with image_size=" + std::to_string(o.image_size) +
-      " and layout='" + o.layout + "' makes batches of " + FormatBytes(need.batch_bytes) + "; with " +
-      std::to_string(need.batches_per_pass) + " batches per pass" +
-      (need.shuffle_bytes ? " and a shuffle buffer of " + FormatBytes(need.shuffle_bytes) +
-                                " (shuffle_buffer=" + std::to_string(o.shuffle_buffer) + ")"
-                          : std::string()) +
-      (need.read_ahead_bytes ? " and network read-ahead of " + FormatBytes(need.read_ahead_bytes) : std::string()) +
-      (need.passes > 1 ? ", twice (start_ahead=True overlaps two epochs' passes)" : std::string()) +
-      ", the loader needs at least " + FormatBytes(need.minimum_bytes) + ", more than " + limit +
-      ": lower batch_size, image_size or shuffle_buffer, or use layout='uint8'");
+  std::string with;  // the options behind the terms
+  if (need.shuffle_bytes) with = " shuffle_buffer=" + std::to_string(o.shuffle_buffer);
+  if (need.passes > 1) with += (with.empty() ? " " : " and ") + std::string("start_ahead=True (two passes overlap)");
+  throw InvalidArgument("Loader: batch_size=" + std::to_string(o.batch_size) + " with image_size=" +
+                        std::to_string(o.image_size) + " and layout='" + o.layout + "' makes batches of " +
+                        FormatBytes(need.batch_bytes) + ";" + (with.empty() ? "" : " with" + with + ",") +
+                        " the loader needs at least " + MemoryTerms(need) + ", more than " + limit +
+                        ": lower batch_size, image_size or shuffle_buffer, or use layout='uint8'");
 }
 
 }  // namespace imgpipe::loader

@@ -2,7 +2,8 @@
 // its shuffle buffer and, with start_ahead, a second pass's; and the memory it may use:
 // the RAM budget and the machine's (physical memory, the address-space and data ulimits).
 // A configuration whose minimum does not fit is refused with the figures, instead of
-// failing in an allocation (or being killed by the kernel) mid-epoch.
+// failing in an allocation (or being killed by the kernel) mid-epoch. The one estimate:
+// `imgpipe doctor` states and judges the same figures (env/data_checks.h).
 #pragma once
 
 #include <cstdint>
@@ -24,12 +25,31 @@ struct MemoryNeed {
   uint64_t machine_bytes = 0;      // physical memory, or a lower RLIMIT_AS / RLIMIT_DATA
 };
 
-// The need of `o` over `data` on this machine; batches of rank `o.rank`.
-MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o);
+// The memory of a machine, as the estimate judges it.
+struct MachineMemory {
+  uint64_t physical_bytes = 0;  // RAM: half of it is the default budget
+  uint64_t limit_bytes = 0;     // physical memory, or a lower limit on the process
+};
 
-// Throws InvalidArgument when need.minimum_bytes exceeds the budget or the machine,
-// naming the options and the figures.
+// This machine's: pipeline::PhysicalMemoryBytes, and the soft RLIMIT_AS and RLIMIT_DATA.
+MachineMemory ThisMachineMemory();
+
+// The need of `o` over `data` on `machine`; batches of rank `o.rank`. Reads only
+// data.samples, data.mean_record_bytes and data.paths (URLs are read ahead), so a caller
+// without the data at hand (the doctor) may fill those alone.
+MemoryNeed EstimateMemory(const LoaderData& data, const LoaderOptions& o,
+                          const MachineMemory& machine = ThisMachineMemory());
+
+// need.minimum_bytes in the terms the refusal names: "(3 batches per pass x 147.0 MiB
+// + a shuffle buffer of 107.4 MiB + network read-ahead of 160.0 MiB) x 2 passes =
+// 1.1 GiB"; terms that are zero are left out.
+std::string MemoryTerms(const MemoryNeed& need);
+
+// Whether need.minimum_bytes fits both the budget and the machine (the Loader accepts).
+bool MemoryFits(const MemoryNeed& need);
+
+// Throws InvalidArgument when the need does not fit (MemoryFits), naming the options
+// and the figures.
 void CheckMemory(const MemoryNeed& need, const LoaderOptions& o);
-
 
 }  // namespace imgpipe::loader
