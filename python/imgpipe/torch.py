@@ -18,7 +18,13 @@ With mixup_alpha or cutmix_alpha > 0 the loader yields (images, targets): target
 torchvision's mixed one-hot targets, float32 N x num_classes, built from the batch's
 labels and its draw (batch.mix, one draw per batch from the C++ loader): float32 batches
 come mixed from C++, uint8 ones are mixed here on the device after normalising
-(mix_images), with the same draw."""
+(mix_images), with the same draw.
+
+What is here and not in C++: only what must run on the GPU on tensors (normalize,
+mix_images, mix_targets), as the module imgpipe._imgpipe has no libtorch. The draws,
+the mean and std, and the host-side normalising and mixing of the float32 layout are
+C++'s (loader/batch_mixing.h, image/presets.h, image/transforms.h), the same ones
+imgpipe train uses (train/batch_tensors.h)."""
 
 import base64
 

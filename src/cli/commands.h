@@ -9,8 +9,8 @@
 
 namespace imgpipe::cli {
 
-// The process's command line as main received it (for commands that start workers
-// of themselves).
+// The process's command line as main received it (imgpipe hands it on to imgpipe-torch;
+// workers started of this binary take util's OwnCommandLine()).
 std::vector<std::string>& CommandLine();
 
 // What both binaries' main does once `app` holds their commands: tunes malloc, keeps

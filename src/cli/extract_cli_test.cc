@@ -10,7 +10,7 @@
 #include "extract/extract_output.h"
 #include "extract/extract_test_util.h"
 #include "extract/npy_file.h"
-#include "extract/worker_processes.h"
+#include "util/subprocess.h"
 #include "testing/nginx_test_server.h"
 #include "util/file.h"
 

@@ -9,6 +9,7 @@
 #include "extract/feature_extractor.h"
 #include "extract/worker_processes.h"
 #include "util/error.h"
+#include "util/subprocess.h"
 
 namespace imgpipe::cli {
 namespace {
@@ -129,9 +130,7 @@ void AddExtractCommand(CLI::App& app) {
       if (options.finalize) throw Error("--nproc and --finalize exclude each other");
       const int nproc = flags->nproc;
       summary = extract::RunExtractProcesses(options, nproc, [nproc](int worker, int threads) {
-        std::vector<std::string> args = extract::OwnCommandLine();
-        args.at(0) = "/proc/self/exe";
-        return extract::WorkerCommandLine(args, worker, nproc, threads);
+        return extract::WorkerCommandLine(OwnCommandLine(), worker, nproc, threads);
       }, progress);
     } else {
       summary = extract::RunExtract(options, progress);

@@ -24,39 +24,23 @@ struct TrainFlags {
   double collective_timeout_s = 300;
 };
 
-// The command line without "--nproc N" / "--nproc=N", for the workers.
-std::vector<std::string> WorkerCommandLine() {
-  std::vector<std::string> args = CommandLine();
-  std::vector<std::string> out = {CurrentExecutable()};
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--nproc") {
-      ++i;
-      continue;
-    }
-    if (args[i].rfind("--nproc=", 0) == 0) continue;
-    out.push_back(args[i]);
-  }
-  return out;
-}
-
-// Starts `nproc` workers on this machine with torchrun's variables; fails naming the
-// first worker that failed.
+// Starts `nproc` workers on this machine (this command line without --nproc) with
+// torchrun's variables; fails naming the first worker that failed.
 void LaunchLocalWorkers(int nproc) {
   const int port = FreeLoopbackPort();
-  std::vector<WorkerResult> results = RunWorkers(WorkerCommandLine(), nproc, [&](int i) {
-    return EnvironmentOverrides{{"RANK", std::to_string(i)},
-                                {"LOCAL_RANK", std::to_string(i)},
-                                {"WORLD_SIZE", std::to_string(nproc)},
-                                {"LOCAL_WORLD_SIZE", std::to_string(nproc)},
-                                {"MASTER_ADDR", "127.0.0.1"},
-                                {"MASTER_PORT", std::to_string(port)}};
+  const std::vector<std::string> argv = CommandLineWithout(OwnCommandLine(), {"--nproc"});
+  LocalWorkers workers(0, nproc, [&](int i) {
+    return WorkerLaunch{argv,
+                        {{"RANK", std::to_string(i)},
+                         {"LOCAL_RANK", std::to_string(i)},
+                         {"WORLD_SIZE", std::to_string(nproc)},
+                         {"LOCAL_WORLD_SIZE", std::to_string(nproc)},
+                         {"MASTER_ADDR", "127.0.0.1"},
+                         {"MASTER_PORT", std::to_string(port)}},
+                        ""};
   });
-  for (const WorkerResult& r : results) {
-    if (r.status != 0) {
-      throw std::runtime_error("worker " + std::to_string(r.index) + " of " + std::to_string(nproc) +
-                               " failed with status " + std::to_string(r.status));
-    }
-  }
+  const std::string failure = FirstWorkerFailure(workers.Wait(WhenOneFails::kStopTheOthers), nproc);
+  if (!failure.empty()) throw std::runtime_error(failure);
 }
 
 // Human-readable events on rank 0: a progress bar per epoch, a line per epoch, the summary.

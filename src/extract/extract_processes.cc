@@ -1,6 +1,4 @@
 // RunExtractProcesses (feature_extractor.h): one extraction as several local processes.
-#include <signal.h>
-
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -8,9 +6,9 @@
 #include "extract/extract_output.h"
 #include "extract/extract_plan.h"
 #include "extract/feature_extractor.h"
-#include "extract/worker_processes.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/subprocess.h"
 #include "util/thread_pool.h"
 
 namespace imgpipe::extract {
@@ -27,46 +25,26 @@ std::set<size_t> FinishedShards(const std::string& dir, bool resume) {
   return done;
 }
 
-}  // namespace
-
-ExtractSummary RunExtractProcesses(const ExtractOptions& options, int nproc,
-                                   const WorkerCommand& worker_command,
-                                   const ExtractProgressCallback& progress) {
-  if (nproc < 1) throw Error("--nproc must be at least 1");
-  if (nproc == 1) return RunExtract(options, progress);
-  const auto start = std::chrono::steady_clock::now();
-  const std::set<size_t> finished_before = FinishedShards(options.output, options.resume);
-
-  // 1. Workers 1..nproc-1 as child processes (their summaries to /dev/null), worker 0
-  //    here; the CPUs shared out (libtorch's threads slow down a lot when oversubscribed).
-  const int threads = options.threads > 0 ? options.threads : std::max(1, AvailableCpus() / nproc);
-  std::vector<pid_t> children;
-  for (int i = 1; i < nproc; ++i) {
-    children.push_back(StartProcess(worker_command(i, threads), "/dev/null"));
-  }
+// Runs worker 0 here while workers 1..nproc-1 run as child processes (their summaries
+// to /dev/null) on `threads` threads each; throws Error naming the first that failed.
+void RunAllWorkers(const ExtractOptions& options, int nproc, int threads,
+                   const WorkerCommand& worker_command, const ExtractProgressCallback& progress) {
+  LocalWorkers children(1, nproc - 1, [&](int i) {
+    return WorkerLaunch{worker_command(i, threads), {}, "/dev/null"};
+  });
   ExtractOptions own = options;
   own.worker = 0;
   own.num_workers = nproc;
   own.threads = threads;
-  try {
-    RunExtract(own, progress);
-  } catch (...) {
-    for (pid_t pid : children) ::kill(pid, SIGTERM);
-    for (pid_t pid : children) WaitProcess(pid);
-    throw;
-  }
-  // 2. Wait for every worker; name the first that failed.
-  std::string failure;
-  for (int i = 1; i < nproc; ++i) {
-    std::string how = DescribeExit(WaitProcess(children[i - 1]));
-    if (!how.empty() && failure.empty()) {
-      failure = "worker " + std::to_string(i) + " of " + std::to_string(nproc) + " " + how +
-                " (its error is above; run again with --resume to finish)";
-    }
-  }
-  if (!failure.empty()) throw Error(failure);
+  RunExtract(own, progress);  // when it throws, `children` stops the others
+  const std::string failure = FirstWorkerFailure(children.Wait(WhenOneFails::kLetTheOthersEnd), nproc);
+  if (!failure.empty()) throw Error(failure + " (its error is above; run again with --resume to finish)");
+}
 
-  // 3. The summary files, and this run's totals from the shard records.
+// This run's totals from the shard records of `output` (`finished_before`: the shards
+// done before it), and features.json written; throws Error when a shard is missing.
+ExtractSummary SummarizeShards(const ExtractOptions& options, int nproc, const std::set<size_t>& finished_before,
+                               std::chrono::steady_clock::time_point start) {
   ExtractOutput output = ExtractOutput::Open(options.output);
   ExtractSummary summary;
   summary.dimension = output.plan().at("dimension").get<int64_t>();
@@ -103,6 +81,23 @@ ExtractSummary RunExtractProcesses(const ExtractOptions& options, int nproc,
   summary.images_per_s = busiest > 0 ? summary.rows_this_run / busiest : 0;
   summary.input_wait_fraction = shard_seconds > 0 ? input_wait / shard_seconds : 0;
   return summary;
+}
+
+}  // namespace
+
+ExtractSummary RunExtractProcesses(const ExtractOptions& options, int nproc,
+                                   const WorkerCommand& worker_command,
+                                   const ExtractProgressCallback& progress) {
+  if (nproc < 1) throw Error("--nproc must be at least 1");
+  if (nproc == 1) return RunExtract(options, progress);
+  const auto start = std::chrono::steady_clock::now();
+  const std::set<size_t> finished_before = FinishedShards(options.output, options.resume);
+  // 1. The CPUs shared out (libtorch's threads slow down a lot when oversubscribed).
+  const int threads = options.threads > 0 ? options.threads : std::max(1, AvailableCpus() / nproc);
+  // 2. Every worker run to its end; the first that failed named.
+  RunAllWorkers(options, nproc, threads, worker_command, progress);
+  // 3. The summary files, and this run's totals from the shard records.
+  return SummarizeShards(options, nproc, finished_before, start);
 }
 
 }  // namespace imgpipe::extract

@@ -132,12 +132,9 @@ struct ShardJob {
   int threads = 0;
 };
 
-// Extracts one shard into `arrays`; `on_batch(rows)` after each batch.
-ShardResult ExtractShard(const ShardJob& job, ShardArrays* arrays,
-                         const std::function<void(uint64_t)>& on_batch) {
-  const auto start = Clock::now();
-  auto table = std::make_shared<RowTable>();
-  // 1. The shard's records -> rows (eval preset; bad ones zero) -> batches.
+// The batches of `job`'s shard: its records -> rows (eval preset; bad ones zero, their
+// ids, labels and failures in `table`) -> batches of job.batch_size.
+auto ShardBatches(const ShardJob& job, const std::shared_ptr<RowTable>& table) {
   Pipeline<Sample> samples = [&] {
     if (job.plan->kind == InputKind::kTfRecord) {
       return Pipeline<Record>(pipeline::TfRecordFiles(
@@ -154,10 +151,38 @@ ShardResult ExtractShard(const ShardJob& job, ShardArrays* arrays,
         .Map(ImageFileRowFunction(job.preset, images, table), pipeline::kAutotune,
              "map(extract_row)");
   }();
-  auto batches = samples.Batch(job.batch_size).Prefetch(pipeline::kAutotune);
+  return samples.Batch(job.batch_size).Prefetch(pipeline::kAutotune);
+}
+
+// Moves `table`'s ids, labels and failures by row into `arrays` and `result`; the
+// features of failed rows become zeros. Throws Error when the rows and records differ.
+void TakeRowInfo(RowTable& table, ShardArrays* arrays, ShardResult* result) {
+  std::vector<RowInfo> infos = table.Take();
+  if (infos.size() != result->rows) {
+    throw Error("shard " + std::to_string(result->index) + ": " + std::to_string(result->rows) +
+                " rows extracted but " + std::to_string(infos.size()) + " records mapped");
+  }
+  const size_t row_bytes = arrays->features.size() / std::max<uint64_t>(result->rows, 1);
+  for (RowInfo& info : infos) {
+    if (info.failure) {
+      std::memset(arrays->features.data() + info.failure->row * row_bytes, 0, row_bytes);
+      result->failures.push_back(std::move(*info.failure));
+    }
+    arrays->ids.push_back(std::move(info.id));
+    arrays->labels.push_back(info.label);
+  }
+}
+
+// Extracts one shard into `arrays`; `on_batch(rows)` after each batch.
+ShardResult ExtractShard(const ShardJob& job, ShardArrays* arrays,
+                         const std::function<void(uint64_t)>& on_batch) {
+  const auto start = Clock::now();
+  auto table = std::make_shared<RowTable>();
+  // 1. The shard's records -> rows -> batches.
   pipeline::PipelineOptions options;
   options.error_policy = ErrorPolicy::kFail;  // corrupt TFRecord framing: stop, never drop rows
   options.cpu_budget = job.threads;
+  auto batches = ShardBatches(job, table);
   auto it = batches.MakeIterator(options);
 
   // 2. Batches through the model, rows appended in order.
@@ -183,21 +208,8 @@ ShardResult ExtractShard(const ShardJob& job, ShardArrays* arrays,
     if (on_batch) on_batch(static_cast<uint64_t>(n));
   }
 
-  // 3. Ids, labels and failures by row; failed rows become zeros.
-  std::vector<RowInfo> infos = table->Take();
-  if (infos.size() != result.rows) {
-    throw Error("shard " + std::to_string(result.index) + ": " + std::to_string(result.rows) +
-                " rows extracted but " + std::to_string(infos.size()) + " records mapped");
-  }
-  const size_t row_bytes = arrays->features.size() / std::max<uint64_t>(result.rows, 1);
-  for (RowInfo& info : infos) {
-    if (info.failure) {
-      std::memset(arrays->features.data() + info.failure->row * row_bytes, 0, row_bytes);
-      result.failures.push_back(std::move(*info.failure));
-    }
-    arrays->ids.push_back(std::move(info.id));
-    arrays->labels.push_back(info.label);
-  }
+  // 3. Ids, labels and failures by row.
+  TakeRowInfo(*table, arrays, &result);
   result.seconds = SecondsSince(start);
   return result;
 }
@@ -215,20 +227,10 @@ void CheckOptions(const ExtractOptions& o) {
   NpyDtypeOf(o.dtype);
 }
 
-}  // namespace
-
-ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCallback& progress) {
-  CheckOptions(options);
-  if (options.finalize) return FinalizeExtract(options);
-  // 1. The model, its crop size and row width; the plan; the output folder.
-  const int threads = options.threads > 0 ? options.threads : AvailableCpus();
-  at::set_num_threads(threads);
-  std::unique_ptr<FeatureModel> model = LoadFeatureModel(options.model, options.layer);
-  const ModelDescription& model_info = model->description();
-  const int image_size = options.image_size > 0 ? options.image_size : model_info.image_size;
-  const int64_t dimension = OutputDimension(*model, image_size);
-  ExtractPlan plan = MakeExtractPlan(options.data, options.split, options.shard_rows, options.source);
-  if (options.worker == 0 && !plan.description.empty()) LogInfo(plan.description);
+// plan.json's document: what the run reads, with which model, and how (a resumed or
+// parallel run must match it).
+json PlanJson(const ExtractOptions& options, const ExtractPlan& plan, const ModelDescription& model_info,
+              int image_size, int64_t dimension) {
   json shard_inputs = json::array();
   for (const PlannedShard& shard : plan.shards) shard_inputs.push_back(ShardInputJson(plan, shard));
   json plan_doc{{"format", "imgpipe.extract.plan.v1"},
@@ -248,34 +250,30 @@ ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCa
                 {"shards", shard_inputs}};
   // Only when on, so that folders written before the option existed still resume.
   if (options.draft_decode) plan_doc["draft_decode"] = true;
-  ExtractOutput output(options.output, plan_doc);
-  output.CheckOrWritePlan();
+  return plan_doc;
+}
 
-  // 2. This worker's shards: keep finished ones when resuming, clear the others.
-  ExtractSummary summary;
-  summary.dimension = dimension;
-  summary.shards_total = plan.shards.size();
+// This worker's shards still to extract: finished ones kept when resuming (counted in
+// summary->shards_resumed), the others cleared.
+std::vector<const PlannedShard*> ShardsToDo(const ExtractOptions& options, const ExtractPlan& plan,
+                                            ExtractOutput& output, ExtractSummary* summary) {
   std::vector<const PlannedShard*> todo;
   for (const PlannedShard& shard : plan.shards) {
     if (!ShardBelongsToWorker(shard.index, options.worker, options.num_workers)) continue;
     if (options.resume && output.LoadFinishedShard(shard.index)) {
-      ++summary.shards_resumed;
+      ++summary->shards_resumed;
       continue;
     }
     output.ClearShard(shard.index);
     todo.push_back(&shard);
   }
+  return todo;
+}
 
-  // 3. Extract and write them, one after the other.
-  ShardJob job;
-  job.plan = &plan;
-  job.model = model.get();
-  job.preset = EvalPresetForCrop(image_size, OutputLayout::kFloat32Nchw);
-  job.preset.draft_decode = options.draft_decode;
-  job.dimension = dimension;
-  job.half = options.dtype == "float16";
-  job.batch_size = options.batch_size;
-  job.threads = threads;
+// Extracts and writes `todo`, one shard after the other, adding this run's counts and
+// rates to `summary`; `progress` after each batch and each shard.
+void ExtractShards(ShardJob job, const std::vector<const PlannedShard*>& todo, ExtractOutput& output,
+                   const ExtractProgressCallback& progress, ExtractSummary* summary) {
   ExtractProgress state;
   state.shards_total = todo.size();
   double input_wait = 0, shard_seconds = 0;
@@ -288,30 +286,72 @@ ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCa
       if (progress) progress(state);
     });
     output.WriteShard(result, arrays);
-    ++summary.shards_this_run;
-    summary.rows_this_run += result.rows;
-    summary.failures_this_run += result.failures.size();
+    ++summary->shards_this_run;
+    summary->rows_this_run += result.rows;
+    summary->failures_this_run += result.failures.size();
     input_wait += result.input_wait_seconds;
     shard_seconds += result.seconds;
     ++state.shards_done;
     if (progress) progress(state);
   }
-  summary.seconds = SecondsSince(start);
-  summary.images_per_s = summary.seconds > 0 ? summary.rows_this_run / summary.seconds : 0;
-  summary.input_wait_fraction = shard_seconds > 0 ? input_wait / shard_seconds : 0;
+  summary->seconds = SecondsSince(start);
+  summary->images_per_s = summary->seconds > 0 ? summary->rows_this_run / summary->seconds : 0;
+  summary->input_wait_fraction = shard_seconds > 0 ? input_wait / shard_seconds : 0;
+}
 
-  // 4. The summary files, when every shard (of every worker) is finished.
+// Counts every worker's finished shards into `summary`, and writes the summary files
+// when all are finished and this is the only worker (with several, the finalize step
+// writes them, so that none races another).
+void FinishSummary(const ExtractOptions& options, ExtractOutput& output, ExtractSummary* summary) {
   for (size_t i = 0; i < output.shard_count(); ++i) {
     if (std::optional<ShardResult> done = output.LoadFinishedShard(i)) {
-      ++summary.shards_done;
-      summary.rows_total += done->rows;
-      summary.failures_total += done->failures.size();
+      ++summary->shards_done;
+      summary->rows_total += done->rows;
+      summary->failures_total += done->failures.size();
     }
   }
-  // (With several workers the finalize step writes them, so that none races another.)
-  summary.complete = summary.shards_done == summary.shards_total && options.num_workers == 1 &&
-                     output.WriteSummaryIfComplete();
-  if (!summary.complete) summary.rows_total = summary.failures_total = 0;
+  summary->complete = summary->shards_done == summary->shards_total && options.num_workers == 1 &&
+                      output.WriteSummaryIfComplete();
+  if (!summary->complete) summary->rows_total = summary->failures_total = 0;
+}
+
+}  // namespace
+
+ExtractSummary RunExtract(const ExtractOptions& options, const ExtractProgressCallback& progress) {
+  CheckOptions(options);
+  if (options.finalize) return FinalizeExtract(options);
+  // 1. The model, its crop size and row width; the plan; the output folder.
+  const int threads = options.threads > 0 ? options.threads : AvailableCpus();
+  at::set_num_threads(threads);
+  std::unique_ptr<FeatureModel> model = LoadFeatureModel(options.model, options.layer);
+  const ModelDescription& model_info = model->description();
+  const int image_size = options.image_size > 0 ? options.image_size : model_info.image_size;
+  const int64_t dimension = OutputDimension(*model, image_size);
+  ExtractPlan plan = MakeExtractPlan(options.data, options.split, options.shard_rows, options.source);
+  if (options.worker == 0 && !plan.description.empty()) LogInfo(plan.description);
+  ExtractOutput output(options.output, PlanJson(options, plan, model_info, image_size, dimension));
+  output.CheckOrWritePlan();
+
+  // 2. This worker's shards: keep finished ones when resuming, clear the others.
+  ExtractSummary summary;
+  summary.dimension = dimension;
+  summary.shards_total = plan.shards.size();
+  const std::vector<const PlannedShard*> todo = ShardsToDo(options, plan, output, &summary);
+
+  // 3. Extract and write them, one after the other.
+  ShardJob job;
+  job.plan = &plan;
+  job.model = model.get();
+  job.preset = EvalPresetForCrop(image_size, OutputLayout::kFloat32Nchw);
+  job.preset.draft_decode = options.draft_decode;
+  job.dimension = dimension;
+  job.half = options.dtype == "float16";
+  job.batch_size = options.batch_size;
+  job.threads = threads;
+  ExtractShards(job, todo, output, progress, &summary);
+
+  // 4. The summary files, when every shard (of every worker) is finished.
+  FinishSummary(options, output, &summary);
   return summary;
 }
 

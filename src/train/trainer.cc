@@ -10,12 +10,9 @@
 #include "loader/loader.h"
 #include "monitor/tensorboard_writer.h"
 #include "pipeline/data_source.h"
-#include "pipeline/image_samples.h"
 #include "record/crc32c.h"
-#include "record/index.h"
-#include "record/tfrecord_reader.h"
 #include "train/autocast.h"
-#include "train/batch_mix.h"
+#include "train/batch_tensors.h"
 #include "train/checkpoint.h"
 #include "train/distributed.h"
 #include "train/loss_scaler.h"
@@ -69,41 +66,6 @@ DataSet FindDataSet(const std::string& data, pipeline::DataSourceOptions options
   d.schema = source.schema;
   d.description = source.Describe();
   return d;
-}
-
-// ---------------------------------------------------------------------------------
-// Batches as tensors.
-
-struct TensorBatch {
-  torch::Tensor images;  // N x 3 x H x W float, normalised (channels-last strides)
-  torch::Tensor labels;  // N int64
-  std::optional<loader::MixDraw> mix;  // the loader's draw, applied to `images` already
-};
-
-// A uint8 NHWC batch -> normalised float NCHW on `device`, channels-last in memory.
-TensorBatch ToTensors(const pipeline::Batch& batch, int size, int64_t num_classes,
-                      torch::Device device) {
-  const int64_t n = static_cast<int64_t>(batch.size);
-  torch::Tensor pixels =
-      torch::from_blob(const_cast<uint8_t*>(batch.data.data()), {n, size, size, 3}, torch::kUInt8);
-  // On a GPU: through pinned memory, copied while the host goes on (uint8: 4x fewer
-  // bytes than float), then converted and normalised on the device.
-  if (device.is_cuda()) pixels = pixels.pin_memory();
-  torch::Tensor images = pixels.to(device, /*non_blocking=*/device.is_cuda()).permute({0, 3, 1, 2}).to(torch::kFloat32);
-  static const torch::Tensor mean = torch::tensor({0.485f * 255, 0.456f * 255, 0.406f * 255}).view({1, 3, 1, 1});
-  static const torch::Tensor inv_std =
-      torch::tensor({1 / (0.229f * 255), 1 / (0.224f * 255), 1 / (0.225f * 255)}).view({1, 3, 1, 1});
-  images = (images - mean.to(device)) * inv_std.to(device);
-  torch::Tensor labels = torch::tensor(batch.labels, torch::kInt64);
-  if (n > 0) {
-    int64_t lo = labels.min().item<int64_t>(), hi = labels.max().item<int64_t>();
-    if (lo < 0 || hi >= num_classes) {
-      throw std::runtime_error("a record's label " + std::to_string(lo < 0 ? lo : hi) +
-                               " is outside [0, " + std::to_string(num_classes) +
-                               "): records need image/class/label (0-based)");
-    }
-  }
-  return {images, labels.to(device), std::nullopt};
 }
 
 // ---------------------------------------------------------------------------------
@@ -200,6 +162,13 @@ json OptionsJson(const TrainOptions& o) {
 // ---------------------------------------------------------------------------------
 // One run.
 
+// The steps since the last step event: their images/s and input wait.
+struct StepWindow {
+  double wait = 0;     // seconds waiting for input
+  double seconds = 0;  // seconds in all
+  int64_t images = 0;  // over all ranks
+};
+
 class Trainer {
  public:
   Trainer(const TrainOptions& options, const DistributedEnv& env, const TrainEventSink& sink)
@@ -222,6 +191,9 @@ class Trainer {
   void Resume();
   // The checkpoint's average of the weights (--model-ema), when it has one.
   void ResumeEma(const Checkpoint& c, const std::string& path);
+  // `batch` (uint8 NHWC, `size` square) as tensors on this run's device, normalised with
+  // the presets' mean and std (the train and eval presets share ImageNet's).
+  TensorBatch Tensors(const pipeline::Batch& batch, int size) const;
   // The next training batch as tensors, mixed as the loader drew (uint8 batches are
   // mixed here, after normalising); the synthetic batch on synthetic runs.
   TensorBatch NextTrainBatch();
@@ -229,7 +201,25 @@ class Trainer {
   torch::Tensor ForwardLoss(const TensorBatch& batch);
   // Adds `model`'s summed loss, top-1 and top-5 hits on `batch` to sums[0..2].
   void ScoreBatch(ImageClassifierImpl& model, const TensorBatch& batch, double* sums);
+  // One random batch on the device, trained on over and over (--synthetic).
+  TensorBatch SyntheticBatch() const;
+  // The start event: the job's size, model, batches and threads.
+  void EmitStart();
+  // Trains `epoch` (from the resumed step in the first), validates, emits the epoch
+  // event and writes the epoch's checkpoint; returns false when --max-steps stopped
+  // the training first (nothing after it done).
+  bool RunEpoch(int64_t epoch, json* last_eval);
+  // Runs steps [first_step, steps_per_epoch) of `epoch`; returns the mean loss.
   double TrainSteps(int64_t epoch, int64_t first_step, bool* stopped);
+  // Forward, backward, all-reduce and optimizer step (at `lr`) on `batch`, then the
+  // EMA's update; returns the loss.
+  double OptimizerStep(const TensorBatch& batch, double lr, int64_t epoch, int64_t step_in_epoch);
+  // The step event (mean loss over the ranks, the window's images/s and input wait)
+  // and its TensorBoard scalars.
+  void EmitStepEvent(int64_t epoch, int64_t step_in_epoch, double loss, double lr, const StepWindow& window);
+  // The summary event of a run started at `run_start`: throughput against the model's
+  // own rate, validation, bad records, whether every replica holds the same parameters.
+  json Summary(Clock::time_point run_start, int64_t epochs_run, const json& last_eval);
   json Evaluate();
   void SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoch_end);
   // Sum of `values` over the ranks.
@@ -406,84 +396,41 @@ std::vector<double> Trainer::SumOverRanks(std::vector<double> values) {
   return values;
 }
 
-// Runs steps [first_step, steps_per_epoch) of `epoch`; returns the mean loss.
 double Trainer::TrainSteps(int64_t epoch, int64_t first_step, bool* stopped) {
   model_->train();
   double loss_sum = 0;
   int64_t loss_count = 0;
-  double window_wait = 0, window_seconds = 0;
-  int64_t window_images = 0;
+  StepWindow window;
   for (int64_t s = first_step; s < steps_per_epoch_; ++s) {
     if (o_.max_steps > 0 && step_ >= o_.max_steps) {
       *stopped = true;
       break;
     }
+    // 1. The input, then one optimizer step on it.
     Clock::time_point start = Clock::now();
     TensorBatch batch = NextTrainBatch();
     Clock::time_point got_input = Clock::now();
-
-    double lr = LearningRateAt(step_, total_steps_, warmup_steps_, o_.lr);
-    torch::Tensor loss = ForwardLoss(batch);
-    optimizer_->zero_grad();
-    {
-      trace::ScopedTrace range("backward");
-      scaler_->Scale(loss).backward();
-    }
-    if (group_) {
-      trace::ScopedTrace range("all-reduce");
-      AllReduceGradients(*group_, params_);
-    }
-    {
-      trace::ScopedTrace range("optimizer");
-      bool finite = scaler_->UnscaleAndCheck(params_);
-      if (finite) {
-        SetLearningRate(*optimizer_, lr);
-        optimizer_->step();
-      }
-      scaler_->Update(finite);
-    }
-    ++step_;
-    if (ema_) ema_->AfterStep(*model_, s, epoch, o_.warmup_epochs);
-    double loss_value = loss.item<double>();
+    const double lr = LearningRateAt(step_, total_steps_, warmup_steps_, o_.lr);
+    const double loss_value = OptimizerStep(batch, lr, epoch, s);
     Clock::time_point end = Clock::now();
 
+    // 2. The step's time and images, in the run's totals and the window's.
     double wait = Seconds(got_input - start), seconds = Seconds(end - start);
     int64_t images = batch.labels.size(0) * env_.world_size;
     wait_seconds_ += wait;
     step_seconds_ += seconds;
     images_ += images;
-    window_wait += wait;
-    window_seconds += seconds;
-    window_images += images;
+    window.wait += wait;
+    window.seconds += seconds;
+    window.images += images;
     loss_sum += loss_value;
     ++loss_count;
 
+    // 3. The step event every --log-every steps, a checkpoint every --checkpoint-every.
     bool last = s + 1 == steps_per_epoch_;
     if (o_.log_every > 0 && (step_ % o_.log_every == 0 || last)) {
-      std::vector<double> sums = SumOverRanks({loss_value});
-      double mean_loss = sums[0] / env_.world_size;
-      double rate = window_images / std::max(window_seconds, 1e-9);
-      double input_wait = window_wait / std::max(window_seconds, 1e-9);
-      Emit({{"event", "step"}, {"rank", env_.rank}, {"epoch", epoch}, {"step", step_},
-            {"step_in_epoch", s + 1}, {"steps_per_epoch", steps_per_epoch_}, {"loss", mean_loss},
-            {"lr", lr}, {"images_per_s", rate}, {"input_wait", input_wait},
-            {"loss_scale", scaler_->scale()}});
-      if (tensorboard_) {
-        tensorboard_->AddScalar("train/loss", mean_loss, step_);
-        tensorboard_->AddScalar("train/lr", lr, step_);
-        tensorboard_->AddScalar("train/images_per_s", rate, step_);
-        tensorboard_->AddScalar("train/input_wait", input_wait, step_);
-        // This rank's GPU (NVML numbers devices as CUDA does unless CUDA_VISIBLE_DEVICES
-        // reorders them).
-        if (gpu_sampler_) {
-          if (std::optional<env::GpuSample> gpu = gpu_sampler_->Sample(device_.index())) {
-            tensorboard_->AddScalar("gpu/utilization_percent", gpu->utilization_percent, step_);
-            tensorboard_->AddScalar("gpu/memory_used_mib", gpu->memory_used / double(1 << 20), step_);
-          }
-        }
-      }
-      window_wait = window_seconds = 0;
-      window_images = 0;
+      EmitStepEvent(epoch, s, loss_value, lr, window);
+      window = StepWindow{};
     }
     if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0 && !last) {
       SaveCheckpointFile(epoch, s + 1, /*epoch_end=*/false);
@@ -491,6 +438,56 @@ double Trainer::TrainSteps(int64_t epoch, int64_t first_step, bool* stopped) {
   }
   last_loss_ = loss_count ? loss_sum / loss_count : NAN;
   return last_loss_;
+}
+
+double Trainer::OptimizerStep(const TensorBatch& batch, double lr, int64_t epoch, int64_t step_in_epoch) {
+  torch::Tensor loss = ForwardLoss(batch);
+  optimizer_->zero_grad();
+  {
+    trace::ScopedTrace range("backward");
+    scaler_->Scale(loss).backward();
+  }
+  if (group_) {
+    trace::ScopedTrace range("all-reduce");
+    AllReduceGradients(*group_, params_);
+  }
+  {
+    trace::ScopedTrace range("optimizer");
+    bool finite = scaler_->UnscaleAndCheck(params_);
+    if (finite) {
+      SetLearningRate(*optimizer_, lr);
+      optimizer_->step();
+    }
+    scaler_->Update(finite);
+  }
+  ++step_;
+  if (ema_) ema_->AfterStep(*model_, step_in_epoch, epoch, o_.warmup_epochs);
+  return loss.item<double>();
+}
+
+void Trainer::EmitStepEvent(int64_t epoch, int64_t step_in_epoch, double loss, double lr,
+                            const StepWindow& window) {
+  std::vector<double> sums = SumOverRanks({loss});
+  double mean_loss = sums[0] / env_.world_size;
+  double rate = window.images / std::max(window.seconds, 1e-9);
+  double input_wait = window.wait / std::max(window.seconds, 1e-9);
+  Emit({{"event", "step"}, {"rank", env_.rank}, {"epoch", epoch}, {"step", step_},
+        {"step_in_epoch", step_in_epoch + 1}, {"steps_per_epoch", steps_per_epoch_}, {"loss", mean_loss},
+        {"lr", lr}, {"images_per_s", rate}, {"input_wait", input_wait},
+        {"loss_scale", scaler_->scale()}});
+  if (!tensorboard_) return;
+  tensorboard_->AddScalar("train/loss", mean_loss, step_);
+  tensorboard_->AddScalar("train/lr", lr, step_);
+  tensorboard_->AddScalar("train/images_per_s", rate, step_);
+  tensorboard_->AddScalar("train/input_wait", input_wait, step_);
+  // This rank's GPU (NVML numbers devices as CUDA does unless CUDA_VISIBLE_DEVICES
+  // reorders them).
+  if (gpu_sampler_) {
+    if (std::optional<env::GpuSample> gpu = gpu_sampler_->Sample(device_.index())) {
+      tensorboard_->AddScalar("gpu/utilization_percent", gpu->utilization_percent, step_);
+      tensorboard_->AddScalar("gpu/memory_used_mib", gpu->memory_used / double(1 << 20), step_);
+    }
+  }
 }
 
 json Trainer::Evaluate() {
@@ -513,7 +510,7 @@ json Trainer::Evaluate() {
   if (ema_) models.push_back(&ema_->model());
   std::vector<double> sums(3 * models.size() + 1, 0.0);  // per model: loss, top-1, top-5; then records
   while (std::optional<loader::LoaderBatch> next = batches->Next()) {
-    TensorBatch batch = ToTensors(*next->batch, next->image_size, num_classes_, device_);
+    TensorBatch batch = Tensors(*next->batch, next->image_size);
     for (size_t m = 0; m < models.size(); ++m) ScoreBatch(*models[m], batch, &sums[3 * m]);
     sums.back() += static_cast<double>(next->batch->size);
   }
@@ -545,12 +542,17 @@ void Trainer::ScoreBatch(ImageClassifierImpl& model, const TensorBatch& batch, d
   sums[2] += hits.any(1).sum().item<double>();
 }
 
+TensorBatch Trainer::Tensors(const pipeline::Batch& batch, int size) const {
+  const EvalPreset preset;
+  return ToTensors(batch, size, num_classes_, device_, preset.mean, preset.std);
+}
+
 TensorBatch Trainer::NextTrainBatch() {
   trace::ScopedTrace range("input");
   if (o_.synthetic) return synthetic_;
   std::optional<loader::LoaderBatch> next = train_pass_->Next();
   if (!next) throw std::runtime_error("the training pipeline ended early");
-  TensorBatch batch = ToTensors(*next->batch, o_.image_size, num_classes_, device_);
+  TensorBatch batch = Tensors(*next->batch, o_.image_size);
   if (next->mix) {
     MixImages(batch.images, *next->mix);
     batch.mix = next->mix;
@@ -611,81 +613,73 @@ void Trainer::SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoc
   Emit({{"event", "checkpoint"}, {"rank", 0}, {"path", path}, {"step", step_}, {"epoch", c.meta.epoch}});
 }
 
-json Trainer::Run() {
-  Clock::time_point run_start = Clock::now();
-  SetUp();
+TensorBatch Trainer::SyntheticBatch() const {
+  torch::Tensor images = torch::randn({replica_batch_, 3, o_.image_size, o_.image_size}, device_)
+                             .contiguous(torch::MemoryFormat::ChannelsLast);
+  return {images,
+          torch::randint(num_classes_, {replica_batch_}, torch::TensorOptions(device_).dtype(torch::kInt64)),
+          std::nullopt};
+}
 
-  // The input: the training loader (SetUp), or one synthetic batch over and over.
-  if (o_.synthetic) {
-    torch::Tensor images = torch::randn({replica_batch_, 3, o_.image_size, o_.image_size}, device_)
-                               .contiguous(torch::MemoryFormat::ChannelsLast);
-    synthetic_ = {images,
-                  torch::randint(num_classes_, {replica_batch_}, torch::TensorOptions(device_).dtype(torch::kInt64)),
-                  std::nullopt};
-  }
-  if (o_.resume) Resume();
-
+void Trainer::EmitStart() {
   Emit({{"event", "start"}, {"rank", env_.rank}, {"world_size", env_.world_size},
         {"backend", group_ ? group_->backend() : "none"}, {"device", device_.str()},
         {"model", o_.model}, {"classes", num_classes_}, {"global_batch", o_.batch_size},
         {"replica_batch", replica_batch_}, {"steps_per_epoch", steps_per_epoch_},
         {"train_records", train_loader_ ? train_loader_->data().samples : 0}, {"precision", o_.precision},
         {"intra_op_threads", at::get_num_threads()}, {"start_step", step_}});
+}
 
-  json last_eval = json::object();
+bool Trainer::RunEpoch(int64_t epoch, json* last_eval) {
+  Clock::time_point epoch_start = Clock::now();
+  double wait_before = wait_seconds_, seconds_before = step_seconds_;
+  int64_t images_before = images_;
+  // 1. Training: the epoch's pass (a resumed epoch continues the loaded state), its
+  //    steps, and the bad records the pass met.
+  if (train_loader_) {
+    train_loader_->SetEpoch(epoch);
+    train_pass_ = train_loader_->Iterate();
+  }
+  int64_t first = epoch == start_epoch_ ? start_step_in_epoch_ : 0;
   bool stopped = false;
-  int64_t epochs_run = 0;
-  for (int64_t epoch = start_epoch_; epoch < o_.epochs && !stopped; ++epoch) {
-    Clock::time_point epoch_start = Clock::now();
-    double wait_before = wait_seconds_, seconds_before = step_seconds_;
-    int64_t images_before = images_;
-    if (train_loader_) {
-      train_loader_->SetEpoch(epoch);  // a resumed epoch continues the loaded state
-      train_pass_ = train_loader_->Iterate();
-    }
-    int64_t first = epoch == start_epoch_ ? start_step_in_epoch_ : 0;
-    double train_loss = TrainSteps(epoch, first, &stopped);
-    const std::vector<pipeline::StageSnapshot> stats =
-        train_pass_ ? train_pass_->Stats() : std::vector<pipeline::StageSnapshot>{};
-    for (const pipeline::StageSnapshot& s : stats) {
-      bad_records_ += s.errors;
-      stand_ins_ += s.stand_ins;
-    }
-    if (stopped) break;
-    ++epochs_run;
-    double seconds = step_seconds_ - seconds_before;
-    double input_wait = (wait_seconds_ - wait_before) / std::max(seconds, 1e-9);
-    json event = {{"event", "epoch"}, {"rank", env_.rank}, {"epoch", epoch + 1}, {"step", step_},
-                  {"train_loss", train_loss},
-                  {"images_per_s", (images_ - images_before) / std::max(seconds, 1e-9)},
-                  {"input_wait", input_wait}};
-    // 1. The input pipeline's share of the step time, and its slowest stage.
-    if (train_pass_ && input_wait > 0.2) {
-      event["bottleneck"] = "input pipeline: the model waited " + std::to_string(std::lround(input_wait * 100)) +
-                            "% of the time. " +
-                            pipeline::BottleneckReport({}, stats, Seconds(Clock::now() - epoch_start));
-    }
-    // 2. Validation.
-    last_eval = Evaluate();
-    event.update(last_eval);
-    Emit(event);
-    if (tensorboard_) {
-      for (const char* key : {"val_top1", "val_top5", "val_loss"}) {
-        if (last_eval.contains(key)) tensorboard_->AddScalar(std::string("val/") + (key + 4), last_eval[key], step_);
-      }
-      tensorboard_->Flush();
-    }
-    // 3. The epoch's checkpoint.
-    SaveCheckpointFile(epoch, 0, /*epoch_end=*/true);
+  double train_loss = TrainSteps(epoch, first, &stopped);
+  const std::vector<pipeline::StageSnapshot> stats =
+      train_pass_ ? train_pass_->Stats() : std::vector<pipeline::StageSnapshot>{};
+  for (const pipeline::StageSnapshot& s : stats) {
+    bad_records_ += s.errors;
+    stand_ins_ += s.stand_ins;
   }
-  if (stopped && !o_.synthetic) {
-    // A run cut short by --max-steps still leaves a checkpoint to resume from.
-    int64_t epoch = step_ / steps_per_epoch_;
-    SaveCheckpointFile(epoch, step_ % steps_per_epoch_, /*epoch_end=*/false);
+  if (stopped) return false;
+  // 2. The epoch event: throughput, the input pipeline's share of the step time, and
+  //    its slowest stage.
+  double seconds = step_seconds_ - seconds_before;
+  double input_wait = (wait_seconds_ - wait_before) / std::max(seconds, 1e-9);
+  json event = {{"event", "epoch"}, {"rank", env_.rank}, {"epoch", epoch + 1}, {"step", step_},
+                {"train_loss", train_loss},
+                {"images_per_s", (images_ - images_before) / std::max(seconds, 1e-9)},
+                {"input_wait", input_wait}};
+  if (train_pass_ && input_wait > 0.2) {
+    event["bottleneck"] = "input pipeline: the model waited " + std::to_string(std::lround(input_wait * 100)) +
+                          "% of the time. " +
+                          pipeline::BottleneckReport({}, stats, Seconds(Clock::now() - epoch_start));
   }
-  if (tensorboard_) tensorboard_->Flush();
+  // 3. Validation.
+  *last_eval = Evaluate();
+  event.update(*last_eval);
+  Emit(event);
+  if (tensorboard_) {
+    for (const char* key : {"val_top1", "val_top5", "val_loss"}) {
+      if (last_eval->contains(key)) tensorboard_->AddScalar(std::string("val/") + (key + 4), (*last_eval)[key], step_);
+    }
+    tensorboard_->Flush();
+  }
+  // 4. The epoch's checkpoint.
+  SaveCheckpointFile(epoch, 0, /*epoch_end=*/true);
+  return true;
+}
 
-  // The summary: throughput against the model's own rate (step time less input wait).
+json Trainer::Summary(Clock::time_point run_start, int64_t epochs_run, const json& last_eval) {
+  // 1. Throughput against the model's own rate (step time less input wait).
   double rate = images_ / std::max(step_seconds_, 1e-9);
   double compute_seconds = step_seconds_ - wait_seconds_;
   double model_rate = images_ / std::max(compute_seconds, 1e-9);
@@ -698,11 +692,11 @@ json Trainer::Run() {
                   {"skipped_steps", scaler_->skipped_steps()},
                   {"val_top1", nullptr}, {"val_top5", nullptr}, {"val_loss", nullptr}};
   summary.update(last_eval);
-  // Bad records met by this rank's training pipeline: errors counted, and the stand-ins
-  // that kept its batches full (docs/bad-data.md).
+  // 2. Bad records met by this rank's training pipeline: errors counted, and the
+  //    stand-ins that kept its batches full (docs/bad-data.md).
   summary["bad_records"] = bad_records_;
   summary["stand_ins"] = stand_ins_;
-  // Every replica must hold the same parameters: rank 0 compares all ranks' CRCs.
+  // 3. Every replica must hold the same parameters: rank 0 compares all ranks' CRCs.
   uint32_t crc = ParametersCrc32c(*model_);
   summary["parameters_crc32c"] = crc;
   bool identical = true;
@@ -712,6 +706,7 @@ json Trainer::Run() {
     }
   }
   summary["replicas_identical"] = identical;
+  // 4. The verdict: input-bound or compute-bound.
   if (!o_.synthetic && images_ > 0) {
     summary["verdict"] = input_wait > 0.1
         ? "input-bound: " + std::to_string(std::lround(100 * rate / model_rate)) +
@@ -719,6 +714,33 @@ json Trainer::Run() {
         : "compute-bound: the model waited for input " + std::to_string(std::lround(100 * input_wait)) +
               "% of the time";
   }
+  return summary;
+}
+
+json Trainer::Run() {
+  Clock::time_point run_start = Clock::now();
+  // 1. Model, data and optimizer (SetUp); the input: the training loader, or one
+  //    synthetic batch over and over; the checkpoint's state.
+  SetUp();
+  if (o_.synthetic) synthetic_ = SyntheticBatch();
+  if (o_.resume) Resume();
+  EmitStart();
+  // 2. The epochs: train, validate, checkpoint; --max-steps may stop one part way.
+  json last_eval = json::object();
+  bool stopped = false;
+  int64_t epochs_run = 0;
+  for (int64_t epoch = start_epoch_; epoch < o_.epochs && !stopped; ++epoch) {
+    stopped = !RunEpoch(epoch, &last_eval);
+    if (!stopped) ++epochs_run;
+  }
+  // 3. A run cut short by --max-steps still leaves a checkpoint to resume from.
+  if (stopped && !o_.synthetic) {
+    int64_t epoch = step_ / steps_per_epoch_;
+    SaveCheckpointFile(epoch, step_ % steps_per_epoch_, /*epoch_end=*/false);
+  }
+  if (tensorboard_) tensorboard_->Flush();
+  // 4. The summary.
+  json summary = Summary(run_start, epochs_run, last_eval);
   Emit(summary);
   return summary;
 }

@@ -16,15 +16,12 @@
 #include <thread>
 
 #include "util/error.h"
+#include "util/file.h"
 
 extern char** environ;
 
 namespace imgpipe {
 namespace {
-
-int StatusOf(int wait_status) {
-  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
-}
 
 std::vector<char*> Pointers(std::vector<std::string>& strings) {
   std::vector<char*> p;
@@ -48,61 +45,160 @@ std::vector<std::string> EnvironmentWith(const EnvironmentOverrides& overrides) 
   return out;
 }
 
-std::vector<WorkerResult> RunWorkers(const std::vector<std::string>& argv, int count,
-                                     const std::function<EnvironmentOverrides(int)>& environment,
-                                     std::chrono::milliseconds grace) {
-  // 1. Start every worker.
-  std::vector<pid_t> pids;
+pid_t StartProcess(const std::vector<std::string>& argv, const std::string& stdout_path,
+                   const std::string& stderr_path, const EnvironmentOverrides& environment) {
+  if (argv.empty()) throw Error("StartProcess: empty command line");
   std::vector<std::string> args = argv;
   std::vector<char*> arg_pointers = Pointers(args);
-  auto kill_all = [&](int sig) {
-    for (pid_t p : pids) {
-      if (p > 0) ::kill(p, sig);
-    }
-  };
-  for (int i = 0; i < count; ++i) {
-    std::vector<std::string> env = EnvironmentWith(environment(i));
-    std::vector<char*> env_pointers = Pointers(env);
-    pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, args[0].c_str(), nullptr, nullptr, arg_pointers.data(), env_pointers.data());
-    if (rc != 0) {
-      kill_all(SIGKILL);
-      for (pid_t p : pids) ::waitpid(p, nullptr, 0);
-      throw Error("cannot start worker " + std::to_string(i) + " (" + args[0] + "): " + std::strerror(rc));
-    }
-    pids.push_back(pid);
+  std::vector<std::string> env = environment.empty() ? std::vector<std::string>{} : EnvironmentWith(environment);
+  std::vector<char*> env_pointers = Pointers(env);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const int flags = O_WRONLY | O_CREAT | O_TRUNC;
+  if (!stdout_path.empty()) posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), flags, 0644);
+  if (!stderr_path.empty()) posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), flags, 0644);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, args[0].c_str(), &actions, nullptr, arg_pointers.data(),
+                               environment.empty() ? environ : env_pointers.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw IoError(args[0], "posix_spawn", rc);
+  return pid;
+}
+
+int WaitProcess(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw IoError("process " + std::to_string(pid), "waitpid", errno);
   }
-  // 2. Wait; after the first failure, stop the rest (SIGTERM, then SIGKILL after grace).
-  std::vector<WorkerResult> results(count);
-  for (int i = 0; i < count; ++i) results[i].index = i;
-  int running = count;
-  bool failed = false;
+  return status;
+}
+
+std::string DescribeExit(int raw_status) {
+  if (WIFEXITED(raw_status)) {
+    const int code = WEXITSTATUS(raw_status);
+    return code == 0 ? "" : "exited with status " + std::to_string(code);
+  }
+  if (WIFSIGNALED(raw_status)) {
+    const int sig = WTERMSIG(raw_status);
+    return "killed by signal " + std::to_string(sig) + " (" + ::strsignal(sig) + ")";
+  }
+  return "ended with wait status " + std::to_string(raw_status);
+}
+
+int ExitStatus(int raw_status) {
+  return WIFEXITED(raw_status) ? WEXITSTATUS(raw_status) : 128 + WTERMSIG(raw_status);
+}
+
+std::vector<std::string> OwnCommandLine() {
+  const std::string bytes = ReadFile("/proc/self/cmdline");
+  std::vector<std::string> args;
+  size_t start = 0;
+  while (start < bytes.size()) {
+    size_t end = bytes.find('\0', start);
+    if (end == std::string::npos) end = bytes.size();
+    args.push_back(bytes.substr(start, end - start));
+    start = end + 1;
+  }
+  if (args.empty()) throw Error("/proc/self/cmdline: empty");
+  args[0] = CurrentExecutable();
+  return args;
+}
+
+std::vector<std::string> CommandLineWithout(const std::vector<std::string>& args,
+                                            const std::vector<std::string>& options) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    bool dropped = false;
+    for (const std::string& option : options) {
+      if (i > 0 && args[i] == option) {
+        ++i;  // and its value
+        dropped = true;
+      } else if (i > 0 && args[i].rfind(option + "=", 0) == 0) {
+        dropped = true;
+      }
+      if (dropped) break;
+    }
+    if (!dropped) out.push_back(args[i]);
+  }
+  return out;
+}
+
+LocalWorkers::LocalWorkers(int first, int count, const std::function<WorkerLaunch(int)>& launch)
+    : first_(first) {
+  for (int i = first; i < first + count; ++i) {
+    WorkerLaunch w = launch(i);
+    try {
+      pids_.push_back(StartProcess(w.argv, w.stdout_path, "", w.environment));
+    } catch (const IoError& e) {
+      Stop();
+      throw IoError("worker " + std::to_string(i) + " (" + (w.argv.empty() ? "" : w.argv[0]) + ")",
+                    "start", e.error_number());
+    }
+  }
+}
+
+LocalWorkers::~LocalWorkers() {
+  try {
+    Stop();
+  } catch (...) {  // a destructor must not throw; waitpid fails only for a non-child
+  }
+}
+
+void LocalWorkers::Stop() {
+  for (pid_t p : pids_) {
+    if (p > 0) ::kill(p, SIGTERM);
+  }
+  for (pid_t& p : pids_) {
+    if (p > 0) WaitProcess(p);
+    p = -1;
+  }
+}
+
+std::vector<WorkerResult> LocalWorkers::Wait(WhenOneFails when_one_fails, std::chrono::milliseconds grace) {
+  std::vector<WorkerResult> results(pids_.size());
+  size_t running = 0;
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    results[i].index = first_ + static_cast<int>(i);
+    running += pids_[i] > 0;
+  }
+  bool stopping = false;
   std::chrono::steady_clock::time_point kill_at{};
+  // 1. Poll each worker (waitpid(-1) would reap children that are not workers).
   while (running > 0) {
-    int wait_status = 0;
-    pid_t done = ::waitpid(-1, &wait_status, failed ? WNOHANG : 0);
-    if (done < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (done == 0) {  // failed: polling until the grace period ends
-      if (std::chrono::steady_clock::now() >= kill_at) kill_all(SIGKILL);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      continue;
-    }
-    for (int i = 0; i < count; ++i) {
-      if (pids[i] != done) continue;
-      results[i].status = StatusOf(wait_status);
-      pids[i] = -1;
+    for (size_t i = 0; i < pids_.size(); ++i) {
+      int raw = 0;
+      if (pids_[i] <= 0) continue;
+      const pid_t done = ::waitpid(pids_[i], &raw, WNOHANG);
+      if (done == 0 || (done < 0 && errno == EINTR)) continue;
+      if (done < 0) throw IoError("worker " + std::to_string(results[i].index), "waitpid", errno);
+      results[i].status = ExitStatus(raw);
+      results[i].ending = DescribeExit(raw);
+      pids_[i] = -1;
       --running;
-      if (results[i].status != 0 && !failed) {
-        failed = true;
-        kill_all(SIGTERM);
+      // 2. After the first failure, stop the rest: SIGTERM, then SIGKILL after `grace`.
+      if (results[i].status != 0 && !stopping && when_one_fails == WhenOneFails::kStopTheOthers) {
+        stopping = true;
+        for (pid_t p : pids_) {
+          if (p > 0) ::kill(p, SIGTERM);
+        }
         kill_at = std::chrono::steady_clock::now() + grace;
       }
     }
+    if (stopping && std::chrono::steady_clock::now() >= kill_at) {
+      for (pid_t p : pids_) {
+        if (p > 0) ::kill(p, SIGKILL);
+      }
+    }
+    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return results;
+}
+
+std::string FirstWorkerFailure(const std::vector<WorkerResult>& results, int total) {
+  for (const WorkerResult& r : results) {
+    if (r.status != 0) return "worker " + std::to_string(r.index) + " of " + std::to_string(total) + " " + r.ending;
+  }
+  return "";
 }
 
 std::string CurrentExecutable() {
@@ -145,7 +241,7 @@ ProgramOutput RunForOutput(const std::vector<std::string>& argv) {
   int wait_status = 0;
   while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
   }
-  result.status = StatusOf(wait_status);
+  result.status = ExitStatus(wait_status);
   return result;
 }
 
