@@ -81,11 +81,11 @@ struct OptionSpec {
   X(std::string, last_batch, "drop", kInState, kNoCommand, OneOf({"drop", "partial", "pad"}),                       \
     "drop (whole batches), partial (every sample once) or pad (full batches, repeats marked); see RankPlan")       \
   X(std::optional<std::string>, image_key, std::nullopt, kInState, kTrain | kBench | kExtract, Any(),               \
-    "Feature holding the encoded image (unset: detected from the first record)")                                   \
+    "Feature holding the encoded image (unset: detected: image/encoded, image, image_raw, jpeg, ...)")                                   \
   X(std::optional<std::string>, label_key, std::nullopt, kInState, kTrain | kBench | kExtract, Any(),               \
-    "Int64 feature holding the label, or none (unset: detected)")                                                   \
+    "Int64 feature holding the label, or none (unset: detected: image/class/label, label, ...)")                                                   \
   X(std::optional<int64_t>, label_offset, pipeline::DataSourceOptions{}.label_offset, kInState,                    \
-    kTrain | kBench | kExtract, Any(), "Subtracted from stored labels (unset: detected, 1 for TF-slim's)")          \
+    kTrain | kBench | kExtract, Any(), "Subtracted from stored labels (unset: detected: 1 for TF-slim's 1-based labels, else 0)")          \
   X(std::string, split, "train", kInState, kExtract, Any(),                                                         \
     "The files of this split (train, validation, test, from the file names; \"\" or unsplit data: every file)")   \
   X(bool, start_ahead, true, kNotInState, kNoCommand, Any(),                                                        \
