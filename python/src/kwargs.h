@@ -13,29 +13,14 @@
 #include <type_traits>
 
 #include "errors.h"
+#include "loader/loader_options.h"
 
 namespace imgpipe::python {
 
-// The Python name of C++ type T, for "expected int" messages.
+// The Python name of C++ type T, for "expected int" messages (the Loader options' names).
 template <typename T>
 const char* PythonTypeName() {
-  if constexpr (std::is_same_v<T, bool>) {
-    return "bool";
-  } else if constexpr (std::is_integral_v<T>) {
-    return "int";
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return "float";
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    return "str";
-  } else if constexpr (std::is_same_v<T, std::optional<std::string>>) {
-    return "str or None";
-  } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
-    return "bool or None";
-  } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
-    return "int or None";
-  } else {
-    return "another type";
-  }
+  return loader::OptionTypeName<T>();
 }
 
 // Reads keyword options into C++ fields; each name read is remembered so that Finish

@@ -22,7 +22,7 @@ namespace {
 py::dict DefaultOptions() {
   const LoaderOptions defaults;
   py::dict d;
-  loader::ForEachOption(defaults, [&](const char* name, const auto& field, bool) { d[name] = field; });
+  loader::ForEachOption(defaults, [&](const loader::OptionSpec& spec, const auto& field) { d[spec.name] = field; });
   return d;
 }
 
@@ -30,7 +30,7 @@ py::dict DefaultOptions() {
 std::unique_ptr<Loader> MakeLoader(const std::string& data, const py::kwargs& kwargs) {
   LoaderOptions o;
   KwargsReader reader("Loader", kwargs);
-  loader::ForEachOption(o, [&](const char* name, auto& field, bool) { reader.Read(name, field); });
+  loader::ForEachOption(o, [&](const loader::OptionSpec& spec, auto& field) { reader.Read(spec.name, field); });
   reader.Finish();
   py::gil_scoped_release release;  // resolving and counting may scan every file
   return std::make_unique<Loader>(data, std::move(o));
@@ -64,8 +64,8 @@ py::dict StateDict(Loader& l) {
     state = l.State();
   }
   py::dict options;
-  loader::ForEachOption(state.options, [&](const char* name, const auto& field, bool in_state) {
-    if (in_state) options[name] = field;
+  loader::ForEachOption(state.options, [&](const loader::OptionSpec& spec, const auto& field) {
+    if (spec.in_state) options[spec.name] = field;
   });
   py::dict d;
   d["version"] = LoaderState::kVersion;
@@ -90,7 +90,7 @@ void LoadStateDict(Loader& l, const py::dict& d) {
   LoaderState state;
   const py::dict options = d["options"].cast<py::dict>();
   KwargsReader reader("Loader.load_state_dict: the state's options", py::kwargs(options));
-  loader::ForEachOption(state.options, [&](const char* name, auto& field, bool) { reader.Read(name, field); });
+  loader::ForEachOption(state.options, [&](const loader::OptionSpec& spec, auto& field) { reader.Read(spec.name, field); });
   state.epoch = d["epoch"].cast<int64_t>();
   state.batches = d["batches"].cast<int64_t>();
   state.data = d["data"].cast<uint32_t>();

@@ -42,8 +42,8 @@ void SetOption(LoaderOptions& o, const std::string& arg) {
   const size_t eq = arg.find('=');
   if (eq == std::string::npos) throw Error("expected name=value, got '" + arg + "'");
   bool found = false;
-  ForEachOption(o, [&](const char* name, auto& field, bool) {
-    if (arg.compare(0, eq, name) != 0 || eq != std::string(name).size()) return;
+  ForEachOption(o, [&](const OptionSpec& spec, auto& field) {
+    if (arg.substr(0, eq) != spec.name) return;
     ParseValue(arg.substr(eq + 1), field);
     found = true;
   });

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/data_options.h"
+#include "cli/loader_flags.h"
 #include "io/storage.h"
 #include "monitor/pipeline_bench.h"
 #include "monitor/preset_costs.h"
@@ -18,35 +19,30 @@ namespace {
 struct BenchFlags {
   std::string data;
   std::string images;
-  std::string preset = "train";
-  int threads = 0;
+  // The Loader options bench takes (AddLoaderFlags(kBench): --preset, --threads,
+  // --batch-size, --image-size, --layout, --draft-decode, the augmentation), with
+  // bench's own batch of 64.
+  loader::LoaderOptions loader = [] {
+    loader::LoaderOptions o;
+    o.batch_size = 64;
+    return o;
+  }();
   bool ladder = false;
   double seconds = 10;
   double warmup = 2;
-  size_t batch_size = 64;
-  int image_size = 224;
-  std::string layout = "float32";
   std::string trace;
   bool json = false;
   size_t cost_images = 100;
   int cost_rounds = 3;
-  bool draft_decode = EvalPreset{}.draft_decode;
   bool endless = false;
   pipeline::DataSourceOptions source;
-  loader::AugmentOptions augment;  // the train preset's policy and random erasing
 };
 
 // The Loader's options of these flags (every file of --data), checked; the presets the
 // other modes run (--endless, --ladder, --cost-images) are made from them too.
 loader::LoaderOptions BenchLoaderOptions(const BenchFlags& f, const BenchOptions& options) {
-  loader::LoaderOptions lo;
-  lo.batch_size = f.batch_size;
-  lo.preset = f.preset;
-  lo.image_size = f.image_size;
-  lo.layout = f.layout;
-  lo.draft_decode = f.draft_decode;
-  lo.augment = f.augment;
-  lo.threads = options.threads;
+  loader::LoaderOptions lo = f.loader;
+  lo.threads = options.threads;  // --threads, resolved (0: the CPUs available)
   lo.deterministic = options.deterministic;  // speed: parallel stages may deliver out of order
   lo.split = "";                             // every file of --data
   lo.last_batch = "partial";                 // every record counts, data smaller than a batch too
@@ -60,15 +56,15 @@ loader::LoaderOptions BenchLoaderOptions(const BenchFlags& f, const BenchOptions
 // without epochs, so without epoch boundaries: the ceiling the Loader is held to.
 BenchResult RunPresetBench(const BenchFlags& f, const pipeline::DataSource& source, const BenchOptions& options,
                            const loader::LoaderOptions& lo) {
-  const std::string label = f.preset + " preset" + (f.endless ? ", endless" : "");
+  const std::string label = f.loader.preset + " preset" + (f.endless ? ", endless" : "");
   if (f.endless) {
     pipeline::ImagePipelineConfig config;
     config.patterns = source.layout == pipeline::DataLayout::kImageFolder ? std::vector<std::string>{f.data}
                                                                           : source.Paths();
     config.schema = source.schema;
-    config.batch_size = f.batch_size;
+    config.batch_size = f.loader.batch_size;
     config.repeat = true;
-    return f.preset == "train"
+    return f.loader.preset == "train"
                ? RunPipelineBench(pipeline::TrainPipeline(config, loader::TrainPresetOf(lo)), options, label)
                : RunPipelineBench(pipeline::EvalPipeline(config, loader::EvalPresetOf(lo)), options, label);
   }
@@ -151,7 +147,7 @@ nlohmann::json ReportCosts(const BenchFlags& f, const pipeline::DataSource& sour
                            const TrainPreset& train, const EvalPreset& eval,
                            const BenchResult& r) {
   const std::vector<std::string> images = SampleEncodedImages(source, f.cost_images);
-  const PresetCosts c = f.preset == "train" ? MeasureTrainPresetCosts(images, train, f.cost_rounds)
+  const PresetCosts c = f.loader.preset == "train" ? MeasureTrainPresetCosts(images, train, f.cost_rounds)
                                             : MeasureEvalPresetCosts(images, eval, f.cost_rounds);
   const double pipeline_cpu = PipelineCpuPerImage(r);
   if (!f.json) std::printf("%s", PresetCostsTable(c, pipeline_cpu).c_str());
@@ -187,7 +183,7 @@ nlohmann::json RunLadderBench(const BenchFlags& f, const pipeline::DataSource& s
     throw Error("--ladder needs --images DIR: the image folder the shards were made from");
   }
   ladder.preset = train;
-  ladder.batch_size = f.batch_size;
+  ladder.batch_size = f.loader.batch_size;
   std::vector<BenchResult> rows = RunLadder(ladder, options);
   BenchOptions check_options = options;
   check_options.seconds = std::min(3.0, f.seconds);
@@ -241,7 +237,7 @@ void RunBench(const BenchFlags& f) {
   options.warmup_seconds = f.warmup;
   // N threads means N cores: every thread of the pipeline (readers, workers,
   // prefetchers, this consumer) shares them.
-  options.threads = f.threads > 0 ? RestrictToCpus(f.threads) : AvailableCpus();
+  options.threads = f.loader.threads > 0 ? RestrictToCpus(f.loader.threads) : AvailableCpus();
   const loader::LoaderOptions lo = BenchLoaderOptions(f, options);
   const TrainPreset train = loader::TrainPresetOf(lo);
   const EvalPreset eval = loader::EvalPresetOf(lo);
@@ -277,23 +273,12 @@ void AddBenchCommand(CLI::App& app) {
   AddDataSourceOptions(cmd, f->source);
   AddStorageCacheOptions(cmd);
   cmd->add_option("--images", f->images, "--ladder: the image folder the shards were made from");
-  cmd->add_option("--preset", f->preset, "Preprocessing: train or eval")
-      ->capture_default_str()->check(CLI::IsMember({"train", "eval"}));
-  cmd->add_option("--threads", f->threads, "CPU threads (0: all available)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  AddLoaderFlags(cmd, loader::kBench, f->loader);
   cmd->add_flag("--ladder", f->ladder, "Run the four-step optimisation ladder");
   cmd->add_option("--seconds", f->seconds, "Measured seconds (per ladder row)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", f->warmup, "Warm-up seconds before measuring")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--batch-size", f->batch_size, "Images per batch")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--image-size", f->image_size, "Output image side")
-      ->capture_default_str()->check(CLI::Range(8, 4096));
-  cmd->add_option("--layout", f->layout,
-                  "Output: float32 (normalised NCHW, as ToTensor+Normalize) or uint8 (NHWC, "
-                  "to normalise on the GPU)")
-      ->capture_default_str()->check(CLI::IsMember({"float32", "uint8"}));
   cmd->add_option("--cost-images", f->cost_images,
                   "Per-image cost breakdown of the preset (entropy decoding, IDCT+colour, "
                   "window, resize, flip/normalise, policy and erasing, pipeline overhead) on this many of the "
@@ -301,8 +286,6 @@ void AddBenchCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--cost-rounds", f->cost_rounds, "Rounds of the cost breakdown (medians)")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  AddDraftDecodeFlag(cmd, f->draft_decode);
-  AddAugmentOptions(cmd, f->augment);
   cmd->add_flag("--endless", f->endless,
                 "Repeat the records without epochs (one pipeline, no epoch boundaries) instead of the "
                 "Loader's epochs: the ceiling the Loader is measured against");

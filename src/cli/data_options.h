@@ -1,6 +1,6 @@
 // The options every subcommand that reads --data shares (--image-key, --label-key,
-// --label-offset), declared once, the one report of how --data was resolved, the eval
-// preset's --draft-decode and the train preset's augmentation flags.
+// --label-offset), declared once, the one report of how --data was resolved and the eval
+// preset's --draft-decode.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,7 +12,8 @@
 
 namespace imgpipe::cli {
 
-// Adds --image-key, --label-key and --label-offset to `cmd`, bound to `options`.
+// Adds --image-key, --label-key and --label-offset to `cmd`, bound to `options`, as the
+// Loader options of those names declare them (cli/loader_flags.h).
 void AddDataSourceOptions(CLI::App* cmd, pipeline::DataSourceOptions& options);
 
 // Adds --cache-dir and --cache-size to `cmd`: once its arguments are parsed, the
@@ -20,14 +21,9 @@ void AddDataSourceOptions(CLI::App* cmd, pipeline::DataSourceOptions& options);
 // ConfigureStorageCache). Every command that reads --data declares them here.
 void AddStorageCacheOptions(CLI::App* cmd);
 
-// Adds --draft-decode (EvalPreset::draft_decode, kDraftDecodeDoc) to `cmd`, bound to
-// `draft_decode`: every command that runs the eval preset declares it here.
+// Adds --draft-decode (the Loader option draft_decode) to `cmd`, bound to
+// `draft_decode`: every command that runs the eval preset without a Loader declares it here.
 void AddDraftDecodeFlag(CLI::App* cmd, bool& draft_decode);
-
-// Adds --auto-augment, --ra-num-ops, --ra-magnitude and --random-erase (the train
-// preset's policy and random erasing, torchvision's reference flags) to `cmd`, bound to
-// `options`: every command that runs the train preset declares them here.
-void AddAugmentOptions(CLI::App* cmd, loader::AugmentOptions& options);
 
 // The doc string of --data: what it accepts (see docs/data.md, "What --data accepts").
 inline constexpr char kDataDoc[] =

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/model_commands.h"
 #include "cli/data_options.h"
+#include "cli/loader_flags.h"
 #include "cli/progress_bar.h"
 #include "extract/feature_extractor.h"
 #include "extract/worker_processes.h"
@@ -80,8 +81,7 @@ void AddExtractCommand(CLI::App& app) {
                   "imgpipe checkpoint, or TorchScript file (e.g. torch.jit.script(model).save())")
       ->required();
   cmd->add_option("--out", o.output, "Output folder")->required();
-  cmd->add_option("--split", o.split, "TFRecord input: only the files of split SPLIT (train, validation, test; from "
-                  "the file names)");
+  AddLoaderFlag(cmd, "split", o.split);  // extract's default: "" (every file)
   cmd->add_option("--layer", o.layer,
                   "penultimate (the input of the final Linear layer), logits, or a submodule "
                   "name of a TorchScript model (e.g. layer4)")

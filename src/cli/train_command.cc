@@ -1,4 +1,5 @@
-// imgpipe train: the options of train::TrainOptions, each declared once here, and the
+// imgpipe train: the options of train::TrainOptions, each declared once here (its Loader
+// options in loader/loader_options.h, added by AddLoaderFlags), and the
 // local launcher (--nproc) that starts one worker process per replica.
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/model_commands.h"
 #include "cli/data_options.h"
+#include "cli/loader_flags.h"
 #include "cli/progress_bar.h"
 #include "train/model_names.h"
 #include "train/trainer.h"
@@ -126,6 +128,19 @@ void RunTrain(const TrainFlags& flags) {
   train::RunTraining(options, env, sink);
 }
 
+// Adds --threads, the deprecated name of --decode-threads, bound to `decode_threads`:
+// it says so on stderr (imgpipe.Loader's `threads` is the CPU budget, as bench's).
+void AddDeprecatedThreadsFlag(CLI::App* cmd, int& decode_threads) {
+  cmd->add_option("--threads", decode_threads,
+                  "Deprecated: the old name of --decode-threads (--threads is the CPU budget in bench and "
+                  "imgpipe.Loader)")
+      ->check(CLI::NonNegativeNumber)
+      ->each([](const std::string&) {
+        std::fprintf(stderr, "imgpipe train: --threads is deprecated: it sets --decode-threads (decode threads); "
+                             "use --decode-threads\n");
+      });
+}
+
 }  // namespace
 
 void AddTrainCommand(CLI::App& app) {
@@ -136,16 +151,16 @@ void AddTrainCommand(CLI::App& app) {
                   std::string(kDataDoc) + "; trains on split train, evaluates on validation (else test)");
   AddDataSourceOptions(cmd, o.source);
   AddStorageCacheOptions(cmd);
+  // --image-size (torchvision's --train-crop-size; validation's too unless --val-crop-size),
+  // --seed (the model's too), --shuffle-buffer, --decode-threads, the augmentation,
+  // --mixup-alpha and --cutmix-alpha (one of the two per batch when both are set).
+  AddLoaderFlags(cmd, loader::kTrain, o.loader, {{"image_size", ",--train-crop-size"}});
   cmd->add_option("--model", o.model, "Model")
       ->check(CLI::IsMember(train::ImageClassifierNames()))
       ->capture_default_str();
   cmd->add_option("--epochs", o.epochs, "Epochs")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--batch-size", o.batch_size, "Global batch size (split over the processes)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--image-size,--train-crop-size", o.image_size,
-                  "Training crop size (torchvision's --train-crop-size); validation's too unless "
-                  "--val-crop-size")
-      ->capture_default_str();
   cmd->add_option("--val-resize-size", o.val_resize_size,
                   "Validation: resize the shorter side to this, then centre-crop (0: the crop * 256 / 224)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
@@ -161,13 +176,6 @@ void AddTrainCommand(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--label-smoothing", o.label_smoothing, "Label smoothing of the loss")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--mixup-alpha", o.mix.mixup_alpha,
-                  "Mixup: each batch blended with itself rolled by one, lambda ~ Beta(A, A) (0: off; with "
-                  "--cutmix-alpha, one of the two per batch)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--cutmix-alpha", o.mix.cutmix_alpha,
-                  "CutMix: a box from the batch rolled by one pasted, lambda ~ Beta(A, A) (0: off)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_flag("--model-ema", o.ema.enabled,
                 "Keep an exponential moving average of the weights: validated too (ema_val_*), checkpointed");
   cmd->add_option("--model-ema-decay", o.ema.decay,
@@ -183,24 +191,19 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--nproc", flags->nproc, "Start N local worker processes (one per replica)")
       ->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Seed of the model's initialisation and the pipeline")->capture_default_str();
   cmd->add_flag("!--no-augment", o.augment,
                 "Train on the eval preprocessing (resize, center crop) instead of random crops and flips");
-  AddAugmentOptions(cmd, o.augment_options);
-  cmd->add_option("--shuffle-buffer", o.shuffle_buffer, "Records in the shuffle buffer (0: no shuffle)")
-      ->capture_default_str();
   cmd->add_flag("--synthetic", o.synthetic, "Random batches made once in memory: the model's own rate");
   cmd->add_option("--num-classes,--classes", o.classes,
                   "The model's classes (default: the data's class names, else every record's label read "
                   "once and cached; checked against those labels before the first step; synthetic: 10)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", o.decode_threads, "Decode threads of the input pipeline (0: autotune)")
-      ->capture_default_str();
+  AddDeprecatedThreadsFlag(cmd, o.loader.decode_threads);
   cmd->add_option("--intra-op-threads", o.intra_op_threads, "libtorch's threads (0: the CPUs available)")
       ->capture_default_str();
   cmd->add_option("--max-steps", o.max_steps, "Stop after N steps in all (0: no limit)")->capture_default_str();
   cmd->add_option("--log-every", o.log_every, "Steps between progress events")->capture_default_str();
-  cmd->add_flag("!--nondeterministic", o.deterministic,
+  cmd->add_flag("!--nondeterministic", o.loader.deterministic,
                 "Let parallel pipeline stages yield out of order (faster; no exact resume)");
   cmd->add_option("--collective-timeout", flags->collective_timeout_s,
                   "Seconds a collective waits for a peer before failing")->capture_default_str();

@@ -9,8 +9,8 @@ namespace {
 // The options that shape the batches, by name, as OptionText writes them.
 std::vector<std::pair<std::string, std::string>> InStateOptions(const LoaderOptions& o) {
   std::vector<std::pair<std::string, std::string>> named;
-  ForEachOption(o, [&](const char* name, const auto& field, bool in_state) {
-    if (in_state) named.emplace_back(name, OptionText(field));
+  ForEachOption(o, [&](const OptionSpec& spec, const auto& field) {
+    if (spec.in_state) named.emplace_back(spec.name, OptionText(field));
   });
   return named;
 }
@@ -39,9 +39,9 @@ LoaderState DeserializeLoaderState(const std::string& bytes) {
   state.data = static_cast<uint32_t>(s.GetInt("loader.data"));
   if (s.Has("loader.pipeline")) state.pipeline = s.GetBytes("loader.pipeline");
   // The options as text: parsed back by matching each against the text of the values.
-  ForEachOption(state.options, [&](const char* name, auto& field, bool in_state) {
-    const std::string key = std::string("loader.option.") + name;
-    if (!in_state || !s.Has(key)) return;
+  ForEachOption(state.options, [&](const OptionSpec& spec, auto& field) {
+    const std::string key = std::string("loader.option.") + spec.name;
+    if (!spec.in_state || !s.Has(key)) return;
     if (OptionText(field) == s.GetBytes(key)) return;
     using T = std::decay_t<decltype(field)>;
     const std::string& text = s.GetBytes(key);

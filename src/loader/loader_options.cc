@@ -1,5 +1,7 @@
 #include "loader/loader_options.h"
 
+#include <algorithm>
+
 #include "loader/batch_mixing.h"
 #include "util/error.h"
 
@@ -20,14 +22,6 @@ AugmentPolicyOptions AugmentPolicyOf(const AugmentOptions& a) {
 // The augmentation options (preset "train" only) and resize_size (preset "eval" only).
 void CheckPresetOptions(const LoaderOptions& o) {
   const AugmentOptions& a = o.augment;
-  try {
-    CheckAugmentPolicyOptions(AugmentPolicyOf(a));
-  } catch (const InvalidArgument& e) {
-    Fail(e.what());
-  }
-  if (!(a.random_erase >= 0 && a.random_erase <= 1)) {
-    Fail("random_erase must be in [0, 1], not " + OptionText(a.random_erase));
-  }
   if (o.preset == "eval" && (a.auto_augment != "none" || a.random_erase > 0)) {
     Fail("auto_augment and random_erase augment preset 'train'; preset 'eval' takes neither");
   }
@@ -38,26 +32,67 @@ void CheckPresetOptions(const LoaderOptions& o) {
   if (o.preset == "train" && o.resize_size != 0) Fail("resize_size applies to preset 'eval' only, not 'train'");
 }
 
+// "'a' or 'b'", "'a', 'b' or 'c'"; four or more: "one of 'a', 'b', 'c', 'd'".
+std::string ChoicesText(const std::vector<std::string>& choices) {
+  std::string text = choices.size() > 3 ? "one of " : "";
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const bool last = i + 1 == choices.size();
+    text += (i == 0 ? "" : choices.size() > 3 || !last ? ", " : " or ") + ("'" + choices[i] + "'");
+  }
+  return text;
+}
+
+// Throws InvalidArgument when `value` breaks spec.check: "NAME must be RULE, not VALUE".
+template <typename T>
+void CheckDeclared(const OptionSpec& spec, const T& value) {
+  const OptionCheck& c = spec.check;
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (c.choices.empty() || std::find(c.choices.begin(), c.choices.end(), value) != c.choices.end()) return;
+    Fail(std::string(spec.name) + " must be " + ChoicesText(c.choices) + ", not " + OptionText(value));
+  } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    const auto v = static_cast<double>(value);
+    if (v >= c.min && v <= c.max) return;
+    const std::string rule = c.wording ? c.wording
+                             : c.max == std::numeric_limits<double>::infinity()
+                                 ? ">= " + OptionText(c.min)
+                                 : "in [" + OptionText(c.min) + ", " + OptionText(c.max) + "]";
+    Fail(std::string(spec.name) + " must be " + rule + ", not " + OptionText(value));
+  }
+}
+
 }  // namespace
 
+OptionSpec FindOptionSpec(const std::string& name) {
+  std::optional<OptionSpec> found;
+  const LoaderOptions defaults;
+  ForEachOption(defaults, [&](const OptionSpec& spec, const auto&) {
+    if (name == spec.name) found = spec;
+  });
+  if (!found) throw InvalidArgument("Loader: no option '" + name + "'");
+  return *found;
+}
+
+std::string FlagName(const std::string& name) {
+  std::string flag = "--" + name;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
 void CheckOptions(const LoaderOptions& o) {
-  if (o.batch_size == 0) Fail("batch_size must be positive");
-  if (o.preset != "train" && o.preset != "eval") Fail("preset must be 'train' or 'eval', not '" + o.preset + "'");
-  if (o.image_size < 8 || o.image_size > 4096) {
-    Fail("image_size must be in [8, 4096], not " + std::to_string(o.image_size));
-  }
-  if (o.threads < 0) Fail("threads must be 0 (all CPUs) or positive");
-  if (o.decode_threads < 0) Fail("decode_threads must be 0 (autotuned) or positive");
+  // The layers' own checks first, for their wording of an unknown name.
   ParseOutputLayout(o.layout);     // InvalidArgument for an unknown layout
   ParseErrorPolicy(o.error_policy);  // and policy
-  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size) {
+  try {
+    CheckAugmentPolicyOptions(AugmentPolicyOf(o.augment));
+  } catch (const InvalidArgument& e) {
+    Fail(e.what());
+  }
+  CheckBatchMixOptions({o.mixup_alpha, o.cutmix_alpha});
+  ForEachOption(o, [](const OptionSpec& spec, const auto& field) { CheckDeclared(spec, field); });
+  if (o.rank < 0 || o.rank >= o.world_size) {
     Fail("rank " + std::to_string(o.rank) + " is outside world_size " + std::to_string(o.world_size));
   }
-  if (o.last_batch != "drop" && o.last_batch != "partial" && o.last_batch != "pad") {
-    Fail("last_batch must be 'drop', 'partial' or 'pad', not '" + o.last_batch + "'");
-  }
   CheckPresetOptions(o);
-  CheckBatchMixOptions({o.mixup_alpha, o.cutmix_alpha});
 }
 
 bool ShufflesRecords(const LoaderOptions& o) { return o.shuffle.value_or(o.preset == "train"); }

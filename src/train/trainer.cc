@@ -89,7 +89,7 @@ void Validate(const TrainOptions& o, const DistributedEnv& env) {
     fail("--batch-size " + std::to_string(o.batch_size) + " is global and must be a multiple of the " +
          std::to_string(env.world_size) + " processes");
   }
-  if (o.image_size < 32) fail("--image-size must be at least 32");
+  if (o.loader.image_size < 32) fail("--image-size must be at least 32");
   if (o.resume && o.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
   if (o.data_dir.empty() && !o.synthetic) fail("--data is required (or --synthetic)");
   CheckModelEmaOptions(o.ema);
@@ -146,17 +146,17 @@ void LoadOptimizer(torch::optim::Optimizer& optimizer, const std::string& bytes)
 json OptionsJson(const TrainOptions& o) {
   return {{"data", o.data_dir},          {"model", o.model},
           {"epochs", o.epochs},          {"batch_size", o.batch_size},
-          {"image_size", o.image_size},  {"precision", o.precision},
+          {"image_size", o.loader.image_size},  {"precision", o.precision},
           {"optimizer", o.optimizer},    {"lr", o.lr},
           {"weight_decay", o.weight_decay}, {"warmup_epochs", o.warmup_epochs},
-          {"label_smoothing", o.label_smoothing}, {"mixup_alpha", o.mix.mixup_alpha},
-          {"cutmix_alpha", o.mix.cutmix_alpha}, {"model_ema", o.ema.enabled},
-          {"model_ema_decay", o.ema.decay}, {"model_ema_steps", o.ema.steps}, {"seed", o.seed},
-          {"deterministic", o.deterministic}, {"synthetic", o.synthetic},
-          {"augment", o.augment}, {"auto_augment", o.augment_options.auto_augment},
-          {"ra_num_ops", o.augment_options.ra_num_ops}, {"ra_magnitude", o.augment_options.ra_magnitude},
-          {"random_erase", o.augment_options.random_erase}, {"val_resize_size", o.val_resize_size},
-          {"val_crop_size", o.val_crop_size}, {"shuffle_buffer", o.shuffle_buffer}};
+          {"label_smoothing", o.label_smoothing}, {"mixup_alpha", o.loader.mixup_alpha},
+          {"cutmix_alpha", o.loader.cutmix_alpha}, {"model_ema", o.ema.enabled},
+          {"model_ema_decay", o.ema.decay}, {"model_ema_steps", o.ema.steps}, {"seed", o.loader.seed},
+          {"deterministic", o.loader.deterministic}, {"synthetic", o.synthetic},
+          {"augment", o.augment}, {"auto_augment", o.loader.augment.auto_augment},
+          {"ra_num_ops", o.loader.augment.ra_num_ops}, {"ra_magnitude", o.loader.augment.ra_magnitude},
+          {"random_erase", o.loader.augment.random_erase}, {"val_resize_size", o.val_resize_size},
+          {"val_crop_size", o.val_crop_size}, {"shuffle_buffer", o.loader.shuffle_buffer}};
 }
 
 // ---------------------------------------------------------------------------------
@@ -271,30 +271,30 @@ class Trainer {
 };
 
 loader::LoaderOptions Trainer::LoaderOptionsFor(const std::string& split) const {
-  loader::LoaderOptions lo;
+  loader::LoaderOptions lo = o_.loader;  // train's Loader flags
   lo.batch_size = static_cast<size_t>(replica_batch_);
-  lo.image_size = o_.image_size;
   lo.layout = OutputLayoutName(OutputLayout::kUint8Nhwc);  // normalised by ToTensors
-  lo.seed = o_.seed;
   lo.rank = env_.rank;
   lo.world_size = env_.world_size;
   lo.split = split;
   loader::SetDataSourceOptions(o_.source, lo);
   // The processes on this machine share its cores.
   lo.threads = std::max(1, AvailableCpus() / env_.local_world_size);
-  lo.decode_threads = o_.decode_threads;
+  if (split != "train") {  // validation: unaugmented, unmixed, in order (the Loader's defaults)
+    const loader::LoaderOptions unset;
+    lo.augment = unset.augment;
+    lo.mixup_alpha = unset.mixup_alpha;
+    lo.cutmix_alpha = unset.cutmix_alpha;
+    lo.deterministic = unset.deterministic;
+    lo.shuffle_buffer = unset.shuffle_buffer;
+  }
   return lo;
 }
 
 loader::LoaderOptions Trainer::TrainLoaderOptions() const {
   loader::LoaderOptions lo = LoaderOptionsFor("train");
-  lo.preset = o_.augment ? "train" : "eval";
-  lo.augment = o_.augment_options;  // the Loader refuses a policy or erasing with "eval"
-  lo.mixup_alpha = o_.mix.mixup_alpha;  // uint8 batches: the draw comes with the batch
-  lo.cutmix_alpha = o_.mix.cutmix_alpha;
+  lo.preset = o_.augment ? "train" : "eval";  // the Loader refuses a policy or erasing with "eval"
   lo.shuffle = true;
-  lo.shuffle_buffer = o_.shuffle_buffer;
-  lo.deterministic = o_.deterministic;
   lo.last_batch = "drop";  // every rank the same steps
   return lo;
 }
@@ -305,7 +305,7 @@ void Trainer::SetUp() {
   const int cores = std::max(1, AvailableCpus() / env_.local_world_size);
   int threads = o_.intra_op_threads > 0 ? o_.intra_op_threads : cores;
   at::set_num_threads(threads);
-  torch::manual_seed(o_.seed);
+  torch::manual_seed(o_.loader.seed);
   autocast_ = o_.precision != "fp32";
   autocast_dtype_ = o_.precision == "fp16" ? torch::kFloat16 : torch::kBFloat16;
 
@@ -552,7 +552,7 @@ TensorBatch Trainer::NextTrainBatch() {
   if (o_.synthetic) return synthetic_;
   std::optional<loader::LoaderBatch> next = train_pass_->Next();
   if (!next) throw std::runtime_error("the training pipeline ended early");
-  TensorBatch batch = Tensors(*next->batch, o_.image_size);
+  TensorBatch batch = Tensors(*next->batch, o_.loader.image_size);
   if (next->mix) {
     MixImages(batch.images, *next->mix);
     batch.mix = next->mix;
@@ -589,7 +589,7 @@ void Trainer::SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoc
   Checkpoint c;
   c.meta.model = o_.model;
   c.meta.num_classes = num_classes_;
-  c.meta.image_size = o_.image_size;
+  c.meta.image_size = o_.loader.image_size;
   c.meta.class_names = data_.class_names;
   c.meta.epoch = epoch_end ? epoch + 1 : epoch;
   c.meta.step = step_;
@@ -614,7 +614,7 @@ void Trainer::SaveCheckpointFile(int64_t epoch, int64_t step_in_epoch, bool epoc
 }
 
 TensorBatch Trainer::SyntheticBatch() const {
-  torch::Tensor images = torch::randn({replica_batch_, 3, o_.image_size, o_.image_size}, device_)
+  torch::Tensor images = torch::randn({replica_batch_, 3, o_.loader.image_size, o_.loader.image_size}, device_)
                              .contiguous(torch::MemoryFormat::ChannelsLast);
   return {images,
           torch::randint(num_classes_, {replica_batch_}, torch::TensorOptions(device_).dtype(torch::kInt64)),

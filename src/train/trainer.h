@@ -20,35 +20,31 @@ namespace imgpipe::train {
 struct TrainOptions {
   std::string data_dir;      // --data (pipeline/data_source.h): shards of splits train, validation
   pipeline::DataSourceOptions source;  // --image-key, --label-key, --label-offset
+  // The Loader options train takes as flags (AddLoaderFlags(kTrain): --image-size, the
+  // seed, --shuffle-buffer, --decode-threads, the augmentation, --mixup-alpha and
+  // --cutmix-alpha; --nondeterministic); the Trainer sets the rest (LoaderOptionsFor).
+  // Mixed batches: the loss is lambda * CE(y) + (1 - lambda) * CE(roll(y, 1)).
+  loader::LoaderOptions loader;
   std::string model = "resnet18";
   int epochs = 1;
   int64_t batch_size = 256;  // global: each of the world_size replicas takes batch/world
-  int image_size = 224;
   std::string precision = "fp32";  // fp32, bf16 (CPU and GPU), fp16 (GPU, loss scaling)
   std::string optimizer = "sgd";   // sgd (momentum 0.9, Nesterov off) or adamw
   double lr = 0.1;                 // for the global batch
   double weight_decay = 1e-4;
   double warmup_epochs = 0;
   double label_smoothing = 0;
-  // --mixup-alpha, --cutmix-alpha: batches mixed as torchvision's reference does; the
-  // loss is lambda * CE(y) + (1 - lambda) * CE(roll(y, 1)) (loader/batch_mixing.h).
-  loader::BatchMixOptions mix;
   ModelEmaOptions ema;             // --model-ema: validation also reports ema_val_*
   std::string logdir;              // TensorBoard event files; empty: none
   std::string checkpoint_dir;      // empty: no checkpoints
   int64_t checkpoint_every = 0;    // steps; 0: at epoch ends only
   bool resume = false;             // continue from checkpoint_dir/last.pt
   std::string device = "cpu";      // cpu or cuda
-  uint64_t seed = 0;
-  bool deterministic = true;       // same batches, same order, whatever the timing
   bool augment = true;             // random-resized-crop + flip; off: the eval preprocessing
-  loader::AugmentOptions augment_options;  // --auto-augment, --ra-*, --random-erase (train preset)
   int val_resize_size = 0;         // validation's resize of the shorter side; 0: crop * 256 / 224
   int val_crop_size = 0;           // validation's centre crop; 0: image_size
-  size_t shuffle_buffer = 1024;    // records; 0: no shuffle
   bool synthetic = false;          // batches made once in memory: the model's own rate
   int classes = 0;                 // --num-classes: the model's classes (0: the data's; synthetic: 10)
-  int decode_threads = 0;          // pipeline map threads; 0: autotune
   int intra_op_threads = 0;        // libtorch's; 0: the CPUs this process may use
   int64_t max_steps = 0;           // stop after this many steps in all; 0: no limit
   int64_t log_every = 10;          // steps between step events

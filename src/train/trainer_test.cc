@@ -23,14 +23,14 @@ TrainOptions SmallRun() {
   TrainOptions o;
   o.data_dir = SmallTrainingSet();
   o.model = "small-resnet";
-  o.image_size = 32;
+  o.loader.image_size = 32;
   o.batch_size = 8;
   o.epochs = 1;
   o.lr = 0.05;
-  o.decode_threads = 1;
+  o.loader.decode_threads = 1;
   o.intra_op_threads = 1;
   o.log_every = 1;
-  o.seed = 7;
+  o.loader.seed = 7;
   return o;
 }
 
@@ -150,7 +150,8 @@ void ExpectSameTensors(const std::vector<std::pair<std::string, torch::Tensor>>&
 TEST(Trainer, MixingAndModelEmaResumeToTheSameWeights) {
   TrainOptions o = SmallRun();
   o.epochs = 2;
-  o.mix = {0.2, 1.0};
+  o.loader.mixup_alpha = 0.2;
+  o.loader.cutmix_alpha = 1.0;
   o.ema.enabled = true;
   o.ema.steps = 2;
   o.warmup_epochs = 0.5;  // the first epoch resets the average after each update
