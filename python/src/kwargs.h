@@ -84,7 +84,7 @@ class KwargsReader {
   }
 
   const char* function_;
-  const pybind11::kwargs& kwargs_;
+  const pybind11::kwargs kwargs_;  // a reference of its own: callers may pass a temporary
   std::set<std::string> names_;
 };
 

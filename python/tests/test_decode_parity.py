@@ -188,23 +188,31 @@ def _gif_second_descriptor(gif):
 
 # ---- Files written by hand (Pillow reads these formats, but cannot write them) ----------
 
-def _psd_rgb(rgb, rle):
-    """A PSD of colour mode RGB, 8 bits: header, three empty sections, the composite
-    image's planes, raw or PackBits (a literal run per row)."""
-    h, w, _ = rgb.shape
-    out = b"8BPS" + struct.pack(">H6xHIIHH", 1, 3, h, w, 8, 3) + struct.pack(">III", 0, 0, 0)
+def _psd_rgb(pixels, rle):
+    """A PSD of colour mode RGB, 8 bits, of `pixels`' channels (3: RGB; 4: RGB and alpha):
+    header, three empty sections, the composite image's planes, raw or PackBits (a
+    literal run per row)."""
+    h, w, channels = pixels.shape
+    out = b"8BPS" + struct.pack(">H6xHIIHH", 1, channels, h, w, 8, 3) + struct.pack(">III", 0, 0, 0)
     if not rle:
-        return out + struct.pack(">H", 0) + rgb.transpose(2, 0, 1).tobytes()
+        return out + struct.pack(">H", 0) + pixels.transpose(2, 0, 1).tobytes()
     rows = []
-    for c in range(3):
+    for c in range(channels):
         for y in range(h):
-            row = rgb[y, :, c].tobytes()
+            row = pixels[y, :, c].tobytes()
             packed = b""
             for i in range(0, len(row), 128):
                 chunk = row[i:i + 128]
                 packed += bytes([len(chunk) - 1]) + chunk
             rows.append(packed)
     return out + struct.pack(">H", 1) + b"".join(struct.pack(">H", len(r)) for r in rows) + b"".join(rows)
+
+
+def _with_alpha(rgb):
+    """`rgb` with a fourth channel whose values run over 0..255."""
+    h, w, _ = rgb.shape
+    alpha = (np.arange(h * w, dtype=np.uint32) * 7 % 256).astype(np.uint8).reshape(h, w, 1)
+    return np.concatenate([rgb, alpha], axis=2)
 
 
 def _sun_raster(rgb, depth, rle):
@@ -293,6 +301,10 @@ def handmade_files():
     return [
         ("hand-PSD-raw", _psd_rgb(rgb, False)),
         ("hand-PSD-packbits", _psd_rgb(rgb, True)),
+        # RGB and an alpha of every value: Pillow drops the alpha and keeps the colour
+        # as stored (stb_image alone would divide it by the alpha).
+        ("hand-PSD-alpha-raw", _psd_rgb(_with_alpha(rgb), False)),
+        ("hand-PSD-alpha-packbits", _psd_rgb(_with_alpha(rgb), True)),
         ("hand-SUN-24", _sun_raster(rgb, 24, False)),
         # Byte-encoded rows of an even number of bytes: Pillow decodes the runs without
         # the rows' 16-bit padding (the format's, and imgpipe's), so the two differ

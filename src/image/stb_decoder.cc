@@ -4,6 +4,8 @@
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "image/decoder_util.h"
 #include "util/error.h"
@@ -85,6 +87,45 @@ void CheckPsdMode(std::string_view bytes, const std::string& path) {
   }
 }
 
+// Big-endian 16- and 32-bit fields of a PSD.
+uint64_t PsdU16(std::string_view b, size_t at) {
+  return static_cast<uint64_t>(static_cast<uint8_t>(b[at])) << 8 | static_cast<uint8_t>(b[at + 1]);
+}
+uint64_t PsdU32(std::string_view b, size_t at) { return PsdU16(b, at) << 16 | PsdU16(b, at + 2); }
+
+// `psd` with its composite image cut to its first 3 channels (RGB) when it has more
+// (alpha, spot channels): stb_image would divide the colour by the alpha ("remove weird
+// white matte"), where Pillow's convert("RGB") keeps the colour as stored and drops the
+// alpha, and stb's float-to-byte conversion there overflows for some values (undefined
+// behaviour, found by image_decode_fuzzer). The header's channel count becomes 3 and a
+// PackBits image loses the row lengths of the channels past 3; planes past 3 stay unread.
+// nullopt, to read `psd` as it is, when it has at most 3 channels or its sections do not
+// fit (stb then says what is wrong).
+std::optional<std::string> PsdFirstThreeChannels(std::string_view psd) {
+  // 1. The header's channels and height, then past the colour mode data, the image
+  //    resources and the layer and mask information, each a 32-bit length and its bytes.
+  if (psd.size() < 26 || PsdU16(psd, 12) <= 3) return std::nullopt;
+  const uint64_t channels = PsdU16(psd, 12), height = PsdU32(psd, 14);
+  uint64_t at = 26;
+  for (int section = 0; section < 3; ++section) {
+    if (at + 4 > psd.size()) return std::nullopt;
+    at += 4 + PsdU32(psd, at);
+  }
+  if (at + 2 > psd.size()) return std::nullopt;
+  const bool packbits = PsdU16(psd, at) == 1;
+  at += 2;
+  // 2. Three channels; for PackBits, the row lengths of the first three only.
+  std::string out(psd);
+  out[12] = 0;
+  out[13] = 3;
+  if (packbits) {
+    const uint64_t kept = at + 3 * height * 2, table_end = at + channels * height * 2;
+    if (table_end > out.size()) return std::nullopt;
+    out.erase(kept, table_end - kept);
+  }
+  return out;
+}
+
 }  // namespace
 
 ImageInfo ReadStbInfo(ImageFormat format, std::string_view bytes, const std::string& path) {
@@ -107,7 +148,9 @@ Image DecodeStb(ImageFormat format, std::string_view bytes, const std::string& p
   Image image = AllocateImage(info.width, info.height, 3, max_pixels, path, StbName(format));
   // 2. The pixels, as RGB; the size stb decodes must be the header's.
   int width = 0, height = 0, channels = 0;
-  StbInput input{bytes};
+  const std::optional<std::string> psd_rgb =
+      format == ImageFormat::kPsd ? PsdFirstThreeChannels(bytes) : std::nullopt;
+  StbInput input{psd_rgb ? std::string_view(*psd_rgb) : bytes};
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_callbacks(&StbInput::kCallbacks, &input, &width, &height, &channels, 3),
       stbi_image_free);
