@@ -193,16 +193,22 @@ def test_load_state_dict_drops_the_pass_started_ahead(shards):
 def test_threads_stay_flat_over_epochs_and_end_with_the_loader(shards, how):
     before = threads_before()
     loader = imgpipe.Loader(str(shards), **OPTIONS)
-    counts = []
+    counts = []  # after each whole epoch
     for epoch in range(12):
         loader.set_epoch(epoch)
         for i, _ in enumerate(loader):
             if epoch % 4 == 3 and i == 1:
-                break  # abandoned mid-epoch: nothing starts ahead
+                break  # abandoned mid-epoch
         gc.collect()
+        if epoch % 4 == 3:
+            # Not counted here: on a slow machine the measured lead can exceed the
+            # epoch's 6 batches, so the next pass may have started ahead by batch 2 (by
+            # design: it holds its threads until the next iter()). Threads the
+            # abandoned pass left behind would show in the whole epochs after it.
+            continue
         # +1: the thread that takes a pass's first batch ahead may still be at it.
-        counts.append(threads() if epoch < 4 else threads_within(max(counts[:4]) + 1))
-    assert max(counts[4:]) <= max(counts[:4]) + 1, counts
+        counts.append(threads() if epoch < 3 else threads_within(max(counts[:3]) + 1))
+    assert max(counts[3:]) <= max(counts[:3]) + 1, counts
     if how == "close":
         loader.close()
     del loader
