@@ -3,6 +3,7 @@
 // pulls in. Opened RTLD_NOW | RTLD_LOCAL and never closed.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 namespace imgpipe {
@@ -37,5 +38,23 @@ class SharedLibrary {
   std::string file_;
   void* handle_ = nullptr;
 };
+
+// The function table `Table` that `fill` loads from `file` (see SharedLibrary), loaded
+// once per process and Table type; thread-safe. A throw (the library or a symbol
+// missing) leaves it unloaded, so the next call tries again and throws again. The
+// library stays loaded: its functions may be running until the process exits.
+template <typename Table>
+const Table& LoadOnce(const char* file, const char* purpose,
+                      void (*fill)(const SharedLibrary& library, Table* table)) {
+  static std::once_flag once;
+  static Table loaded;  // written once, inside call_once
+  std::call_once(once, [&] {
+    const SharedLibrary library(file, purpose);
+    Table table;
+    fill(library, &table);
+    loaded = table;
+  });
+  return loaded;
+}
 
 }  // namespace imgpipe
