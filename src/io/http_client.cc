@@ -111,6 +111,72 @@ size_t OnUpload(char* buffer, size_t size, size_t count, void* user) {
   return n;
 }
 
+// libcurl's options on `h` for one attempt of a->request: its URL and method, `headers`
+// (the caller frees them after the transfer), `options`' timeouts, the callbacks that
+// fill `a`, and `error` (CURL_ERROR_SIZE bytes) for libcurl's message.
+void SetAttemptOptions(CURL* h, const HttpOptions& options, curl_slist* headers, Attempt* a,
+                       char* error) {
+  const HttpRequest& request = *a->request;
+  const bool head = request.method == "HEAD";
+  Curl().easy_setopt(h, CURLOPT_URL, request.url.c_str());
+  Curl().easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  Curl().easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+  Curl().easy_setopt(h, CURLOPT_NOBODY, head ? 1L : 0L);
+  if (request.method == "PUT" || request.method == "POST") {
+    Curl().easy_setopt(h, CURLOPT_UPLOAD, 1L);
+    Curl().easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    Curl().easy_setopt(h, CURLOPT_READDATA, a);
+    Curl().easy_setopt(h, CURLOPT_READFUNCTION, &OnUpload);
+  }
+  if (!head && request.method != "GET" && request.method != "PUT") {
+    Curl().easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+  Curl().easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  Curl().easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout_ms));
+  Curl().easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options.low_speed_bytes));
+  Curl().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_seconds));
+  Curl().easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  Curl().easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+  Curl().easy_setopt(h, CURLOPT_HEADERDATA, a);
+  Curl().easy_setopt(h, CURLOPT_HEADERFUNCTION, &OnHeader);
+  Curl().easy_setopt(h, CURLOPT_WRITEDATA, a);
+  Curl().easy_setopt(h, CURLOPT_WRITEFUNCTION, &OnBody);
+}
+
+// What libcurl measured of the transfer just done on `h`.
+struct TransferInfo {
+  long status = 0;
+  curl_off_t content_length = -1;
+  long connects = 0;
+  curl_off_t received = 0, sent = 0;
+};
+TransferInfo ReadTransferInfo(CURL* h) {
+  TransferInfo t;
+  Curl().easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.status);
+  Curl().easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &t.content_length);
+  Curl().easy_getinfo(h, CURLINFO_NUM_CONNECTS, &t.connects);
+  Curl().easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &t.received);
+  Curl().easy_getinfo(h, CURLINFO_SIZE_UPLOAD_T, &t.sent);
+  return t;
+}
+
+// One attempt's headers, for libcurl (the caller frees them): `fixed` (the client's),
+// the request's, the ones `signer` (if any) signs for this attempt, and no
+// 100-continue round trip for an upload.
+curl_slist* AttemptHeaders(const HttpRequest& request, const std::vector<std::string>& fixed,
+                           const HttpSigner& signer, const std::string& payload_sha256) {
+  std::vector<std::string> all = fixed;
+  all.insert(all.end(), request.headers.begin(), request.headers.end());
+  if (signer) {
+    const std::vector<std::string> signed_headers = signer(request, payload_sha256);
+    all.insert(all.end(), signed_headers.begin(), signed_headers.end());
+  }
+  if (request.method == "PUT" || request.method == "POST") all.push_back("Expect:");
+  curl_slist* headers = nullptr;
+  for (const std::string& header : all) headers = Curl().slist_append(headers, header.c_str());
+  return headers;
+}
+
 }  // namespace
 
 HttpError::HttpError(const std::string& url, int status, const std::string& message)
@@ -165,68 +231,40 @@ HttpClient::HttpClient(HttpOptions options, HttpSigner signer)
 
 HttpClient::~HttpClient() = default;
 
+namespace {
+
+// Why an attempt failed, for the error: libcurl's message (`error`, else its code's
+// text), or the status's advice and what an S3-style error body says.
+std::string DescribeFailure(CURLcode rc, const char* error, int status, const std::string& error_body) {
+  if (rc != CURLE_OK) return *error ? error : Curl().easy_strerror(rc);
+  const std::string server_says = DescribeXmlError(error_body);
+  return StatusAdvice(status) + (server_says.empty() ? "" : " (the server: " + server_says + ")");
+}
+
+}  // namespace
+
 HttpResponse HttpClient::Perform(const HttpRequest& request) const {
-  const bool head = request.method == "HEAD";
-  const bool upload = request.method == "PUT" || request.method == "POST";
   const std::string payload_sha256 = signer_ ? Sha256Hex(request.body) : "";
   for (int attempt = 0;; ++attempt) {
     // 1. One attempt, signed anew.
     Attempt a;
     a.request = &request;
+    curl_slist* headers = AttemptHeaders(request, options_.headers, signer_, payload_sha256);
     CURL* h = handles_->Acquire();
     a.handle = h;
-    curl_slist* headers = nullptr;
-    std::vector<std::string> all = options_.headers;
-    all.insert(all.end(), request.headers.begin(), request.headers.end());
-    if (signer_) {
-      const std::vector<std::string> signed_headers = signer_(request, payload_sha256);
-      all.insert(all.end(), signed_headers.begin(), signed_headers.end());
-    }
-    if (upload) all.push_back("Expect:");  // no 100-continue round trip
-    for (const std::string& header : all) headers = Curl().slist_append(headers, header.c_str());
-    Curl().easy_setopt(h, CURLOPT_URL, request.url.c_str());
-    Curl().easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    Curl().easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    Curl().easy_setopt(h, CURLOPT_NOBODY, head ? 1L : 0L);
-    if (upload) {
-      Curl().easy_setopt(h, CURLOPT_UPLOAD, 1L);
-      Curl().easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-      Curl().easy_setopt(h, CURLOPT_READDATA, &a);
-      Curl().easy_setopt(h, CURLOPT_READFUNCTION, &OnUpload);
-    }
-    if (!head && request.method != "GET" && request.method != "PUT") {
-      Curl().easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-    }
-    Curl().easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    Curl().easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
-    Curl().easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.low_speed_bytes));
-    Curl().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_seconds));
-    Curl().easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     char error[CURL_ERROR_SIZE] = "";
-    Curl().easy_setopt(h, CURLOPT_ERRORBUFFER, error);
-    Curl().easy_setopt(h, CURLOPT_HEADERDATA, &a);
-    Curl().easy_setopt(h, CURLOPT_HEADERFUNCTION, &OnHeader);
-    Curl().easy_setopt(h, CURLOPT_WRITEDATA, &a);
-    Curl().easy_setopt(h, CURLOPT_WRITEFUNCTION, &OnBody);
+    SetAttemptOptions(h, options_, headers, &a, error);
     const CURLcode rc = Curl().easy_perform(h);
-    long status = 0;
-    Curl().easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_off_t length = -1;
-    Curl().easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
-    long connects = 0;
-    Curl().easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
-    curl_off_t received = 0, sent = 0;
-    Curl().easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &received);
-    Curl().easy_getinfo(h, CURLINFO_SIZE_UPLOAD_T, &sent);
+    const TransferInfo info = ReadTransferInfo(h);
     ++requests_;
-    connections_ += static_cast<uint64_t>(std::max(0L, connects));
-    bytes_received_ += static_cast<uint64_t>(std::max<curl_off_t>(0, received));
-    bytes_sent_ += static_cast<uint64_t>(std::max<curl_off_t>(0, sent));
+    connections_ += static_cast<uint64_t>(std::max(0L, info.connects));
+    bytes_received_ += static_cast<uint64_t>(std::max<curl_off_t>(0, info.received));
+    bytes_sent_ += static_cast<uint64_t>(std::max<curl_off_t>(0, info.sent));
     handles_->Release(h);
     Curl().slist_free_all(headers);
     HttpResponse& r = a.response;
-    r.status = static_cast<int>(status);
-    r.content_length = length;
+    r.status = static_cast<int>(info.status);
+    r.content_length = info.content_length;
     if (a.overflow) {
       throw HttpError(request.url, r.status, "the server sent more than the " +
                                                  std::to_string(request.capacity) +
@@ -244,10 +282,7 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) const {
     }
     const bool retryable = rc != CURLE_OK ? (rc != CURLE_URL_MALFORMAT && rc != CURLE_UNSUPPORTED_PROTOCOL)
                                           : (r.status == 429 || r.status >= 500);
-    const std::string server_says = DescribeXmlError(a.error_body);
-    const std::string what =
-        rc != CURLE_OK ? std::string(*error ? error : Curl().easy_strerror(rc))
-                       : StatusAdvice(r.status) + (server_says.empty() ? "" : " (the server: " + server_says + ")");
+    const std::string what = DescribeFailure(rc, error, r.status, a.error_body);
     if (!retryable) throw HttpError(request.url, r.status, request.method + " " + what);
     // 4. The others, after a backoff, until the attempts run out.
     if (attempt + 1 >= options_.max_attempts) {
