@@ -25,6 +25,80 @@ std::string NvmlErrorText(const LoadedLibrary& nvml, abi::NvmlReturn code) {
 }
 
 // Fills the NVML part of `info`: driver version, CUDA version, GPUs.
+// The driver's version and the CUDA version it supports, from a started NVML.
+void ReadNvmlDriver(const LoadedLibrary& nvml, NvidiaDriverInfo* info) {
+  if (auto get = nvml.Function<abi::NvmlSystemGetDriverVersion>("nvmlSystemGetDriverVersion")) {
+    char version[abi::kNvmlDriverVersionBufferSize] = {};
+    if (get(version, sizeof(version)) == 0) info->driver_version = version;
+  }
+  if (auto get = nvml.Function<abi::NvmlSystemGetCudaDriverVersionV2>(
+          "nvmlSystemGetCudaDriverVersion_v2")) {
+    int cuda = 0;
+    if (get(&cuda) == 0 && info->driver_cuda_version == 0) info->driver_cuda_version = cuda;
+  }
+}
+
+// GPU `device` (index `index`) as NVML describes it; a query the GPU does not support
+// leaves its field unknown.
+GpuInfo ReadNvmlGpu(const LoadedLibrary& nvml, unsigned int index, abi::NvmlDevice device) {
+  GpuInfo gpu;
+  gpu.index = static_cast<int>(index);
+  gpu.source = "NVML";
+  char name[abi::kNvmlDeviceNameBufferSize] = {};
+  auto name_of = nvml.Function<abi::NvmlDeviceGetName>("nvmlDeviceGetName");
+  if (name_of && name_of(device, name, sizeof(name)) == 0) gpu.name = name;
+  abi::NvmlMemory memory{};
+  auto memory_of = nvml.Function<abi::NvmlDeviceGetMemoryInfo>("nvmlDeviceGetMemoryInfo");
+  if (memory_of && memory_of(device, &memory) == 0) {
+    gpu.memory_total_bytes = memory.total;
+    gpu.memory_used_bytes = memory.used;
+  }
+  int major = 0, minor = 0;
+  auto capability_of =
+      nvml.Function<abi::NvmlDeviceGetCudaComputeCapability>("nvmlDeviceGetCudaComputeCapability");
+  if (capability_of && capability_of(device, &major, &minor) == 0) {
+    gpu.compute_capability_major = major;
+    gpu.compute_capability_minor = minor;
+  }
+  abi::NvmlUtilization rates{};
+  auto utilization_of =
+      nvml.Function<abi::NvmlDeviceGetUtilizationRates>("nvmlDeviceGetUtilizationRates");
+  if (utilization_of && utilization_of(device, &rates) == 0) {
+    gpu.utilization_percent = static_cast<int>(rates.gpu);
+  }
+  return gpu;
+}
+
+// Every GPU a started NVML counts (one it cannot open: named unreadable); a failed
+// count sets info->nvml_error.
+void ReadNvmlGpus(const LoadedLibrary& nvml, NvidiaDriverInfo* info) {
+  auto count = nvml.Function<abi::NvmlDeviceGetCountV2>("nvmlDeviceGetCount_v2");
+  auto handle_of =
+      nvml.Function<abi::NvmlDeviceGetHandleByIndexV2>("nvmlDeviceGetHandleByIndex_v2");
+  unsigned int devices = 0;
+  if (!count || !handle_of) {
+    info->nvml_error = "libnvidia-ml.so.1 has no nvmlDeviceGetCount_v2";
+    return;
+  }
+  if (abi::NvmlReturn status = count(&devices); status != 0) {
+    info->nvml_error_code = status;
+    info->nvml_error = "nvmlDeviceGetCount_v2: " + NvmlErrorText(nvml, status);
+    return;
+  }
+  for (unsigned int i = 0; i < devices; ++i) {
+    abi::NvmlDevice device = nullptr;
+    if (abi::NvmlReturn status = handle_of(i, &device); status != 0) {
+      GpuInfo gpu;
+      gpu.index = static_cast<int>(i);
+      gpu.source = "NVML";
+      gpu.name = "(unreadable: " + NvmlErrorText(nvml, status) + ")";
+      info->gpus.push_back(gpu);
+      continue;
+    }
+    info->gpus.push_back(ReadNvmlGpu(nvml, i, device));
+  }
+}
+
 void ProbeNvml(LibraryLoader& loader, NvidiaDriverInfo* info) {
   std::string load_error;
   std::unique_ptr<LoadedLibrary> nvml = loader.Open("libnvidia-ml.so.1", &load_error);
@@ -46,61 +120,9 @@ void ProbeNvml(LibraryLoader& loader, NvidiaDriverInfo* info) {
     info->nvml_error = "nvmlInit_v2: " + NvmlErrorText(*nvml, status);
     return;
   }
-  // 2. The driver.
-  if (auto get = nvml->Function<abi::NvmlSystemGetDriverVersion>("nvmlSystemGetDriverVersion")) {
-    char version[abi::kNvmlDriverVersionBufferSize] = {};
-    if (get(version, sizeof(version)) == 0) info->driver_version = version;
-  }
-  if (auto get = nvml->Function<abi::NvmlSystemGetCudaDriverVersionV2>(
-          "nvmlSystemGetCudaDriverVersion_v2")) {
-    int cuda = 0;
-    if (get(&cuda) == 0 && info->driver_cuda_version == 0) info->driver_cuda_version = cuda;
-  }
-  // 3. Each GPU; a query a GPU does not support leaves its field unknown.
-  auto count = nvml->Function<abi::NvmlDeviceGetCountV2>("nvmlDeviceGetCount_v2");
-  auto handle_of =
-      nvml->Function<abi::NvmlDeviceGetHandleByIndexV2>("nvmlDeviceGetHandleByIndex_v2");
-  auto name_of = nvml->Function<abi::NvmlDeviceGetName>("nvmlDeviceGetName");
-  auto memory_of = nvml->Function<abi::NvmlDeviceGetMemoryInfo>("nvmlDeviceGetMemoryInfo");
-  auto capability_of =
-      nvml->Function<abi::NvmlDeviceGetCudaComputeCapability>("nvmlDeviceGetCudaComputeCapability");
-  auto utilization_of =
-      nvml->Function<abi::NvmlDeviceGetUtilizationRates>("nvmlDeviceGetUtilizationRates");
-  unsigned int devices = 0;
-  if (!count || !handle_of) {
-    info->nvml_error = "libnvidia-ml.so.1 has no nvmlDeviceGetCount_v2";
-  } else if (abi::NvmlReturn status = count(&devices); status != 0) {
-    info->nvml_error_code = status;
-    info->nvml_error = "nvmlDeviceGetCount_v2: " + NvmlErrorText(*nvml, status);
-  }
-  for (unsigned int i = 0; i < devices; ++i) {
-    GpuInfo gpu;
-    gpu.index = static_cast<int>(i);
-    gpu.source = "NVML";
-    abi::NvmlDevice device = nullptr;
-    if (abi::NvmlReturn status = handle_of(i, &device); status != 0) {
-      gpu.name = "(unreadable: " + NvmlErrorText(*nvml, status) + ")";
-      info->gpus.push_back(gpu);
-      continue;
-    }
-    char name[abi::kNvmlDeviceNameBufferSize] = {};
-    if (name_of && name_of(device, name, sizeof(name)) == 0) gpu.name = name;
-    abi::NvmlMemory memory{};
-    if (memory_of && memory_of(device, &memory) == 0) {
-      gpu.memory_total_bytes = memory.total;
-      gpu.memory_used_bytes = memory.used;
-    }
-    int major = 0, minor = 0;
-    if (capability_of && capability_of(device, &major, &minor) == 0) {
-      gpu.compute_capability_major = major;
-      gpu.compute_capability_minor = minor;
-    }
-    abi::NvmlUtilization rates{};
-    if (utilization_of && utilization_of(device, &rates) == 0) {
-      gpu.utilization_percent = static_cast<int>(rates.gpu);
-    }
-    info->gpus.push_back(gpu);
-  }
+  // 2. The driver, then each GPU.
+  ReadNvmlDriver(*nvml, info);
+  ReadNvmlGpus(*nvml, info);
   shutdown();
 }
 
