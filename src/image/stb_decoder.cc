@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "image/byte_order.h"
 #include "image/decoder_util.h"
 #include "util/error.h"
 
@@ -77,7 +78,7 @@ struct StbInput {
 // stb reads PSDs of colour mode RGB only: name the others.
 void CheckPsdMode(std::string_view bytes, const std::string& path) {
   if (bytes.size() < 26) return;  // stb reports the truncation
-  const uint32_t mode = static_cast<uint8_t>(bytes[24]) << 8 | static_cast<uint8_t>(bytes[25]);
+  const uint32_t mode = LoadU16(bytes, 24, true);
   static const char* const kModes[] = {"bitmap", "grayscale", "indexed", "RGB", "CMYK",
                                        "5", "6", "multichannel", "duotone", "Lab"};
   if (mode != 3) {
@@ -86,12 +87,6 @@ void CheckPsdMode(std::string_view bytes, const std::string& path) {
                                   " (imgpipe reads RGB PSDs)");
   }
 }
-
-// Big-endian 16- and 32-bit fields of a PSD.
-uint64_t PsdU16(std::string_view b, size_t at) {
-  return static_cast<uint64_t>(static_cast<uint8_t>(b[at])) << 8 | static_cast<uint8_t>(b[at + 1]);
-}
-uint64_t PsdU32(std::string_view b, size_t at) { return PsdU16(b, at) << 16 | PsdU16(b, at + 2); }
 
 // `psd` with its composite image cut to its first 3 channels (RGB) when it has more
 // (alpha, spot channels): stb_image would divide the colour by the alpha ("remove weird
@@ -104,15 +99,15 @@ uint64_t PsdU32(std::string_view b, size_t at) { return PsdU16(b, at) << 16 | Ps
 std::optional<std::string> PsdFirstThreeChannels(std::string_view psd) {
   // 1. The header's channels and height, then past the colour mode data, the image
   //    resources and the layer and mask information, each a 32-bit length and its bytes.
-  if (psd.size() < 26 || PsdU16(psd, 12) <= 3) return std::nullopt;
-  const uint64_t channels = PsdU16(psd, 12), height = PsdU32(psd, 14);
+  if (psd.size() < 26 || LoadU16(psd, 12, true) <= 3) return std::nullopt;
+  const uint64_t channels = LoadU16(psd, 12, true), height = LoadU32(psd, 14, true);
   uint64_t at = 26;
   for (int section = 0; section < 3; ++section) {
-    if (at + 4 > psd.size()) return std::nullopt;
-    at += 4 + PsdU32(psd, at);
+    if (!HasBytes(psd, at, 4)) return std::nullopt;
+    at += 4 + LoadU32(psd, at, true);
   }
-  if (at + 2 > psd.size()) return std::nullopt;
-  const bool packbits = PsdU16(psd, at) == 1;
+  if (!HasBytes(psd, at, 2)) return std::nullopt;
+  const bool packbits = LoadU16(psd, at, true) == 1;
   at += 2;
   // 2. Three channels; for PackBits, the row lengths of the first three only.
   std::string out(psd);
@@ -120,7 +115,7 @@ std::optional<std::string> PsdFirstThreeChannels(std::string_view psd) {
   out[13] = 3;
   if (packbits) {
     const uint64_t kept = at + 3 * height * 2, table_end = at + channels * height * 2;
-    if (table_end > out.size()) return std::nullopt;
+    if (!HasBytes(psd, at, table_end - at)) return std::nullopt;
     out.erase(kept, table_end - kept);
   }
   return out;

@@ -238,10 +238,7 @@ ProgramOutput RunForOutput(const std::vector<std::string>& argv) {
     }
   }
   ::close(fds[0]);
-  int wait_status = 0;
-  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
-  }
-  result.status = ExitStatus(wait_status);
+  result.status = ExitStatus(WaitProcess(pid));
   return result;
 }
 
