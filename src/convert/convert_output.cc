@@ -30,6 +30,14 @@ json PathReasonsJson(const std::vector<std::pair<std::string, std::string>>& ite
   return out;
 }
 
+// The (path, reason) pairs of PathReasonsJson's `doc` (an array; null: none).
+std::vector<std::pair<std::string, std::string>> PathReasonsFromJson(const json& doc) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (doc.is_null()) return out;
+  for (const json& r : doc) out.emplace_back(r.at(0), r.at(1));
+  return out;
+}
+
 std::string StatePath(const std::string& output, const std::string& name) {
   return JoinPath(JoinPath(output, kStateFolder), name);
 }
@@ -335,14 +343,12 @@ ShardPart ShardPart::FromJson(const json& doc) {
   part.records = doc.at("records").get<uint64_t>();
   part.bytes = doc.at("bytes").get<uint64_t>();
   part.restart_markers_added = doc.value("restart_markers_added", uint64_t{0});
-  if (doc.contains("restart_failures")) {
-    for (auto& r : doc.at("restart_failures")) part.restart_failures.emplace_back(r.at(0), r.at(1));
-  }
+  part.restart_failures = PathReasonsFromJson(doc.value("restart_failures", json()));
   for (auto& [label, n] : doc.at("per_class").items()) {
     part.per_class.emplace_back(std::stoi(label), n.get<uint64_t>());
   }
   std::sort(part.per_class.begin(), part.per_class.end());  // the keys sort as text
-  for (auto& r : doc.at("rejects")) part.rejects.emplace_back(r.at(0), r.at(1));
+  part.rejects = PathReasonsFromJson(doc.at("rejects"));
   if (doc.contains("crc32c")) part.shard_crc32c = doc.at("crc32c").get<uint32_t>();
   if (doc.contains("index_crc32c")) part.index_crc32c = doc.at("index_crc32c").get<uint32_t>();
   return part;
